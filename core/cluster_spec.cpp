@@ -1,0 +1,196 @@
+#include "core/cluster_spec.h"
+
+#include "core/check.h"
+#include "core/units.h"
+
+namespace parplan {
+
+namespace {
+
+constexpr std::array<std::string_view, kNumPrecisions> kPrecisionNames = {"fp32", "fp16", "bf16",
+                                                                          "fp8"};
+
+// A figure: a number, or {"value": number|null, "source": "...", "note": "..."}.
+// Returns `fallback` when absent (or null); records it as unsourced when a bare number.
+class FigureReader {
+ public:
+  FigureReader(NodeSpec& node) : node_(node) {}
+
+  std::optional<double> read(JsonReader& in, std::string_view key, double min, double max) {
+    const Json* value = in.find(key);
+    if (value == nullptr || value->is_null()) return std::nullopt;
+    if (value->is_object()) {
+      JsonReader figure(*value, in.file(), in.path_of(key));
+      const auto number = figure.optional_number("value", min, max);
+      const std::string source = figure.string_or("source", "");
+      figure.allow("note");
+      figure.allow("unit");
+      figure.allow("alt_value");
+      figure.finish();
+      if (source.empty()) node_.unsourced_figures.push_back(in.path_of(key));
+      return number;
+    }
+    node_.unsourced_figures.push_back(in.path_of(key));
+    return json_to_number(*value, in.file(), in.path_of(key), min, max);
+  }
+
+  double require(JsonReader& in, std::string_view key, double min, double max) {
+    if (!in.has(key)) in.fail(key, "nothing (the key is missing)", "a number or {value, source}");
+    auto value = read(in, key, min, max);
+    if (!value) in.fail(key, "null", "a number or {value, source}");
+    return *value;
+  }
+
+  double get(JsonReader& in, std::string_view key, double fallback, double min, double max) {
+    return read(in, key, min, max).value_or(fallback);
+  }
+
+ private:
+  NodeSpec& node_;
+};
+
+void read_precision_table(JsonReader& parent, std::string_view key, FigureReader& figures,
+                          std::array<double, kNumPrecisions>& out, double max, bool required) {
+  auto table = required ? std::optional<JsonReader>(parent.object(key)) : parent.optional_object(key);
+  if (!table) return;
+  for (int i = 0; i < kNumPrecisions; ++i) {
+    out[i] = figures.get(*table, kPrecisionNames[i], 0.0, 0.0, max);
+  }
+  table->finish();
+}
+
+}  // namespace
+
+const char* to_string(Precision precision) {
+  return kPrecisionNames[static_cast<int>(precision)].data();
+}
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  for (int i = 0; i < kNumPrecisions; ++i) {
+    if (text == kPrecisionNames[i]) return static_cast<Precision>(i);
+  }
+  return std::nullopt;
+}
+
+double activation_bytes(Precision precision) { return precision == Precision::Fp32 ? 4.0 : 2.0; }
+
+const char* to_string(IntraFabric fabric) {
+  switch (fabric) {
+    case IntraFabric::Mesh:
+      return "mesh";
+    case IntraFabric::Pcie:
+      return "pcie";
+    case IntraFabric::Switch:
+      break;
+  }
+  return "switch";
+}
+
+double NodeSpec::nic_bandwidth_bytes_per_s() const {
+  return gbit_to_bytes_per_s(inter.nic_gbit_per_s) * inter.nic_busbw_efficiency;
+}
+
+NodeSpec parse_node_spec(const Json& object, const std::string& file, const std::string& path) {
+  JsonReader in(object, file, path);
+  NodeSpec node;
+  FigureReader figures(node);
+  node.name = in.require_string("name");
+  node.description = in.string_or("description", "");
+  in.allow("sources");
+  in.allow("notes");
+  node.gpus_per_node = static_cast<int64_t>(figures.require(in, "gpus_per_node", 1, 4096));
+
+  {
+    JsonReader gpu = in.object("gpu");
+    GpuSpec& g = node.gpu;
+    g.name = gpu.require_string("name");
+    g.vendor = gpu.choice_or("vendor", "nvidia", {"nvidia", "amd", "cpu", "other"});
+    g.memory_gib = figures.require(gpu, "memory_gib", 0.001, 1e6);
+    g.hbm_bandwidth_gbps = figures.require(gpu, "hbm_bandwidth_gbps", 0.001, 1e7);
+    g.hbm_efficiency = figures.get(gpu, "hbm_efficiency", g.hbm_efficiency, 0.01, 1.0);
+    read_precision_table(gpu, "dense_tflops", figures, g.dense_tflops, 1e7, true);
+    read_precision_table(gpu, "matmul_efficiency", figures, g.matmul_efficiency, 1.0, false);
+    g.sm_count = static_cast<int64_t>(figures.get(gpu, "sm_count", 0, 0, 1e6));
+    g.l2_cache_mib = figures.get(gpu, "l2_cache_mib", 0, 0, 1e6);
+    g.kernel_launch_us = figures.get(gpu, "kernel_launch_us", g.kernel_launch_us, 0, 1e4);
+    gpu.allow("notes");
+    gpu.finish();
+    if (g.peak_tflops(Precision::Bf16) <= 0 && g.peak_tflops(Precision::Fp16) <= 0) {
+      gpu.fail("dense_tflops", "no bf16 or fp16 figure", "a positive bf16 or fp16 peak");
+    }
+    // Missing efficiencies default to the 16-bit one (a measured value is always better).
+    const double base = g.matmul_efficiency[static_cast<int>(Precision::Bf16)] > 0
+                            ? g.matmul_efficiency[static_cast<int>(Precision::Bf16)]
+                            : 0.8;
+    for (auto& e : g.matmul_efficiency) {
+      if (e <= 0) e = base;
+    }
+  }
+  {
+    JsonReader intra = in.object("intra_node");
+    IntraNodeSpec& s = node.intra;
+    const std::string fabric = intra.require_choice("fabric", {"switch", "mesh", "pcie"});
+    s.fabric = fabric == "mesh" ? IntraFabric::Mesh
+               : fabric == "pcie" ? IntraFabric::Pcie
+                                  : IntraFabric::Switch;
+    s.link_bandwidth_gbps = figures.require(intra, "link_bandwidth_gbps", 0.001, 1e6);
+    s.busbw_efficiency = figures.get(intra, "busbw_efficiency", s.busbw_efficiency, 0.01, 1.0);
+    s.nvls_allreduce_busbw_gbps = figures.get(intra, "nvls_allreduce_busbw_gbps", 0, 0, 1e6);
+    s.island_gpus = static_cast<int64_t>(figures.get(intra, "island_gpus", 1, 1, 4096));
+    s.island_bandwidth_gbps = figures.get(intra, "island_bandwidth_gbps", 0, 0, 1e6);
+    s.latency_us = figures.get(intra, "latency_us", s.latency_us, 0, 1e6);
+    intra.allow("notes");
+    intra.finish();
+  }
+  {
+    JsonReader inter = in.object("inter_node");
+    InterNodeSpec& s = node.inter;
+    s.nics_per_node = static_cast<int64_t>(figures.require(inter, "nics_per_node", 0, 4096));
+    s.nic_gbit_per_s = figures.require(inter, "nic_gbit_per_s", 0, 1e6);
+    s.nic_busbw_efficiency =
+        figures.get(inter, "nic_busbw_efficiency", s.nic_busbw_efficiency, 0.01, 1.0);
+    s.latency_us = figures.get(inter, "latency_us", s.latency_us, 0, 1e6);
+    inter.allow("notes");
+    inter.finish();
+  }
+  in.finish();
+  return node;
+}
+
+Json node_spec_to_json(const NodeSpec& node) {
+  Json tflops = Json::object();
+  Json efficiency = Json::object();
+  for (int i = 0; i < kNumPrecisions; ++i) {
+    tflops[std::string(kPrecisionNames[i])] = node.gpu.dense_tflops[i];
+    efficiency[std::string(kPrecisionNames[i])] = node.gpu.matmul_efficiency[i];
+  }
+  return {{"name", node.name},
+          {"description", node.description},
+          {"gpus_per_node", node.gpus_per_node},
+          {"gpu",
+           {{"name", node.gpu.name},
+            {"vendor", node.gpu.vendor},
+            {"memory_gib", node.gpu.memory_gib},
+            {"hbm_bandwidth_gbps", node.gpu.hbm_bandwidth_gbps},
+            {"hbm_efficiency", node.gpu.hbm_efficiency},
+            {"dense_tflops", tflops},
+            {"matmul_efficiency", efficiency},
+            {"sm_count", node.gpu.sm_count},
+            {"l2_cache_mib", node.gpu.l2_cache_mib},
+            {"kernel_launch_us", node.gpu.kernel_launch_us}}},
+          {"intra_node",
+           {{"fabric", to_string(node.intra.fabric)},
+            {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},
+            {"busbw_efficiency", node.intra.busbw_efficiency},
+            {"nvls_allreduce_busbw_gbps", node.intra.nvls_allreduce_busbw_gbps},
+            {"island_gpus", node.intra.island_gpus},
+            {"island_bandwidth_gbps", node.intra.island_bandwidth_gbps},
+            {"latency_us", node.intra.latency_us}}},
+          {"inter_node",
+           {{"nics_per_node", node.inter.nics_per_node},
+            {"nic_gbit_per_s", node.inter.nic_gbit_per_s},
+            {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
+            {"latency_us", node.inter.latency_us}}}};
+}
+
+}  // namespace parplan

@@ -1,0 +1,94 @@
+// GpuSpec, NodeSpec and ClusterSpec: the hardware a job runs on (contract §1 "cluster").
+//
+// A node file (hardware_profiles/nodes/*.json, or an inline object) gives datasheet figures
+// and a few public measurements (max achievable matmul throughput, collective bus bandwidth).
+// Every figure may be a number or {"value": x, "source": "..."}; presets must carry sources.
+// The schema is documented in hardware_profiles/README.md. Tested in
+// tests/core/cluster_spec_test.cpp (every preset parses and is sourced).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/json_input.h"
+
+namespace parplan {
+
+enum class Precision { Fp32, Fp16, Bf16, Fp8 };
+inline constexpr int kNumPrecisions = 4;
+const char* to_string(Precision precision);
+// Bytes of one element of the 16-bit (or fp32) compute type; fp8 jobs keep 16-bit activations.
+double activation_bytes(Precision precision);
+
+struct GpuSpec {
+  std::string name;
+  std::string vendor = "nvidia";
+  double memory_gib = 0;           // usable device memory
+  double hbm_bandwidth_gbps = 0;   // datasheet, GB/s
+  double hbm_efficiency = 0.9;     // achievable fraction for streaming kernels (measured)
+  // Dense tensor throughput per precision, TFLOP/s; 0 where unsupported (fp32 means TF32).
+  std::array<double, kNumPrecisions> dense_tflops{};
+  // Measured maximum achievable matmul throughput as a fraction of dense peak (MAMF).
+  std::array<double, kNumPrecisions> matmul_efficiency{};
+  int64_t sm_count = 0;
+  double l2_cache_mib = 0;
+  double kernel_launch_us = 4.0;  // host-side launch + dependency gap per kernel
+
+  double peak_tflops(Precision p) const { return dense_tflops[static_cast<int>(p)]; }
+  double max_matmul_efficiency(Precision p) const {
+    return matmul_efficiency[static_cast<int>(p)];
+  }
+};
+
+// How the GPUs of one node talk to each other.
+enum class IntraFabric {
+  Switch,  // NVSwitch / NVLink switch: every GPU has its full bandwidth to any peer
+  Mesh,    // fully connected point-to-point links (AMD Infinity Fabric): per-peer link bandwidth
+  Pcie,    // PCIe through switches and the CPU interconnect, optionally NVLink bridges in islands
+};
+const char* to_string(IntraFabric fabric);
+
+struct IntraNodeSpec {
+  IntraFabric fabric = IntraFabric::Switch;
+  double link_bandwidth_gbps = 0;  // per direction: per GPU (switch, pcie) or per peer (mesh)
+  double busbw_efficiency = 0.8;   // measured large-message ring busbw / link bandwidth
+  double nvls_allreduce_busbw_gbps = 0;  // NVLink SHARP all-reduce busbw (0: none)
+  int64_t island_gpus = 1;               // pcie: GPUs joined by NVLink bridges
+  double island_bandwidth_gbps = 0;      // pcie: bridge bandwidth per direction
+  double latency_us = 10;                // small-message collective latency inside the node
+};
+
+struct InterNodeSpec {
+  int64_t nics_per_node = 0;
+  double nic_gbit_per_s = 0;          // line rate of one NIC, Gb/s
+  double nic_busbw_efficiency = 0.9;  // measured ring busbw per NIC / line rate
+  double latency_us = 40;             // small-message collective latency across nodes
+};
+
+struct NodeSpec {
+  std::string name;
+  std::string description;
+  int64_t gpus_per_node = 8;
+  GpuSpec gpu;
+  IntraNodeSpec intra;
+  InterNodeSpec inter;
+  // Key paths of figures given without a source (presets must have none).
+  std::vector<std::string> unsourced_figures;
+
+  double nic_bandwidth_bytes_per_s() const;  // achievable, one NIC
+};
+
+struct ClusterSpec {
+  NodeSpec node;
+  int64_t num_nodes = 1;
+  int64_t num_gpus = 8;  // GPUs used (may be below num_nodes * gpus_per_node)
+};
+
+NodeSpec parse_node_spec(const Json& object, const std::string& file, const std::string& path);
+Json node_spec_to_json(const NodeSpec& node);
+
+std::optional<Precision> parse_precision(std::string_view text);
+
+}  // namespace parplan

@@ -1,0 +1,170 @@
+#include "core/hf_config.h"
+
+#include <filesystem>
+
+#include "core/check.h"
+
+namespace parplan {
+
+namespace {
+
+constexpr int64_t kMax = 100'000'000;
+
+// Reads the first of several alternative keys that is present (HF families name alike
+// things differently).
+class HfReader {
+ public:
+  HfReader(const Json& object, std::string file) : object_(object), file_(std::move(file)) {}
+
+  const Json* find(std::initializer_list<const char*> keys, std::string* found_key = nullptr) const {
+    for (const char* key : keys) {
+      auto it = object_.find(key);
+      if (it != object_.end() && !it->is_null()) {
+        if (found_key != nullptr) *found_key = key;
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  int64_t require_int(std::initializer_list<const char*> keys, int64_t min) const {
+    std::string key;
+    const Json* value = find(keys, &key);
+    if (value == nullptr) {
+      std::string names;
+      for (const char* k : keys) names += (names.empty() ? "" : " or ") + std::string(k);
+      throw InputError(file_, names, "nothing (the key is missing)",
+                       "an integer >= " + std::to_string(min));
+    }
+    return json_to_int(*value, file_, key, min, kMax);
+  }
+
+  std::optional<int64_t> optional_int(std::initializer_list<const char*> keys, int64_t min) const {
+    std::string key;
+    const Json* value = find(keys, &key);
+    if (value == nullptr) return std::nullopt;
+    return json_to_int(*value, file_, key, min, kMax);
+  }
+
+  std::optional<bool> optional_bool(const char* key) const {
+    const Json* value = find({key});
+    if (value == nullptr) return std::nullopt;
+    if (!value->is_boolean()) {
+      throw InputError(file_, key, describe_json_value(*value), "true or false");
+    }
+    return value->get<bool>();
+  }
+
+  std::string string_or(const char* key, std::string fallback) const {
+    const Json* value = find({key});
+    if (value == nullptr) return fallback;
+    if (!value->is_string()) throw InputError(file_, key, describe_json_value(*value), "a string");
+    return value->get<std::string>();
+  }
+
+ private:
+  const Json& object_;
+  std::string file_;
+};
+
+}  // namespace
+
+bool is_hf_config(const Json& object) {
+  return object.is_object() && (object.contains("architectures") || object.contains("model_type"));
+}
+
+ModelSpec import_hf_config(const Json& object, const std::string& file) {
+  if (!object.is_object()) {
+    throw InputError(file, "(top level)", describe_json_value(object), "a JSON object");
+  }
+  HfReader in(object, file);
+  std::string model_type = in.string_or("model_type", "");
+  if (model_type.empty()) {
+    if (const Json* arch = in.find({"architectures"}); arch && arch->is_array() && !arch->empty() &&
+                                                       (*arch)[0].is_string()) {
+      model_type = (*arch)[0].get<std::string>();
+    }
+  }
+
+  ModelSpec m;
+  const std::string stem = std::filesystem::path(file).parent_path().filename().string();
+  m.name = in.string_or("_name_or_path", stem.empty() ? model_type : stem);
+  const bool gpt2 = model_type == "gpt2" || model_type == "GPT2LMHeadModel";
+
+  m.num_layers = in.require_int({"num_hidden_layers", "n_layer", "num_layers"}, 1);
+  m.hidden_size = in.require_int({"hidden_size", "n_embd", "d_model"}, 1);
+  m.num_attention_heads = in.require_int({"num_attention_heads", "n_head"}, 1);
+  m.num_query_groups =
+      in.optional_int({"num_key_value_heads", "multi_query_group_num"}, 1).value_or(m.num_attention_heads);
+  m.vocab_size = in.require_int({"vocab_size", "padded_vocab_size"}, 1);
+  if (auto head_dim = in.optional_int({"head_dim"}, 1)) {
+    m.head_dim = *head_dim;
+  } else {
+    if (m.hidden_size % m.num_attention_heads != 0) {
+      throw InputError(file, "num_attention_heads", std::to_string(m.num_attention_heads),
+                       "a divisor of hidden_size, or a head_dim key");
+    }
+    m.head_dim = m.hidden_size / m.num_attention_heads;
+  }
+
+  if (gpt2) {
+    m.ffn_hidden_size = in.optional_int({"n_inner"}, 1).value_or(4 * m.hidden_size);
+    m.activation = Activation::Gelu;
+    m.normalization = Normalization::LayerNorm;
+    m.position_embedding = PositionEmbedding::Learned;
+    m.tied_embeddings = in.optional_bool("tie_word_embeddings").value_or(true);
+  } else {
+    m.ffn_hidden_size = in.require_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1);
+    const std::string act = in.string_or("hidden_act", in.string_or("activation_function", "silu"));
+    m.activation = (act == "silu" || act == "swish" || act == "swiglu") ? Activation::Swiglu
+                                                                       : Activation::Gelu;
+    m.normalization = (in.find({"rms_norm_eps"}) != nullptr || m.activation == Activation::Swiglu)
+                          ? Normalization::RmsNorm
+                          : Normalization::LayerNorm;
+    m.position_embedding = PositionEmbedding::Rotary;
+    m.tied_embeddings = in.optional_bool("tie_word_embeddings").value_or(false);
+  }
+
+  // Mixture of experts: Mixtral (num_local_experts), Qwen-MoE (num_experts,
+  // moe_intermediate_size, shared_expert_intermediate_size, decoder_sparse_step,
+  // mlp_only_layers), DeepSeek (n_routed_experts, n_shared_experts, first_k_dense_replace,
+  // moe_layer_freq).
+  if (auto experts = in.optional_int({"num_local_experts", "n_routed_experts", "num_experts"}, 1);
+      experts && *experts > 1) {
+    MoeSpec moe;
+    moe.num_experts = *experts;
+    moe.top_k = in.optional_int({"num_experts_per_tok", "top_k"}, 1).value_or(2);
+    moe.expert_ffn_hidden_size =
+        in.optional_int({"moe_intermediate_size"}, 1).value_or(m.ffn_hidden_size);
+    moe.num_shared_experts = in.optional_int({"n_shared_experts"}, 0).value_or(0);
+    moe.shared_expert_ffn_hidden_size = moe.num_shared_experts * moe.expert_ffn_hidden_size;
+    if (auto shared = in.optional_int({"shared_expert_intermediate_size"}, 0); shared && *shared > 0) {
+      moe.num_shared_experts = 1;
+      moe.shared_expert_ffn_hidden_size = *shared;
+    }
+    moe.moe_layer_frequency = in.optional_int({"moe_layer_freq", "decoder_sparse_step"}, 1).value_or(1);
+    moe.first_dense_layers = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
+    if (moe.top_k > moe.num_experts) {
+      throw InputError(file, "num_experts_per_tok", std::to_string(moe.top_k),
+                       "at most the number of experts (" + std::to_string(moe.num_experts) + ")");
+    }
+    m.moe = moe;
+  }
+
+  // Multi-latent attention (DeepSeek-V2/V3).
+  if (auto kv_rank = in.optional_int({"kv_lora_rank"}, 1)) {
+    MlaSpec mla;
+    mla.kv_lora_rank = *kv_rank;
+    mla.q_lora_rank = in.optional_int({"q_lora_rank"}, 0).value_or(0);
+    mla.qk_nope_head_dim = in.require_int({"qk_nope_head_dim"}, 1);
+    mla.qk_rope_head_dim = in.optional_int({"qk_rope_head_dim"}, 0).value_or(0);
+    mla.v_head_dim = in.require_int({"v_head_dim"}, 1);
+    m.mla = mla;
+    m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  }
+
+  validate_model_spec(m, file, "");
+  return m;
+}
+
+}  // namespace parplan

@@ -1,0 +1,166 @@
+#include "core/job.h"
+
+#include <filesystem>
+
+#include "core/check.h"
+#include "core/hf_config.h"
+#include "core/presets.h"
+
+namespace parplan {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string resolve_path(const std::string& text, const std::string& base_dir) {
+  fs::path path(text);
+  if (path.is_relative() && !base_dir.empty()) path = fs::path(base_dir) / path;
+  return path.lexically_normal().string();
+}
+
+bool looks_like_path(const std::string& text) {
+  return text.find('/') != std::string::npos || text.ends_with(".json");
+}
+
+}  // namespace
+
+ModelSpec resolve_model(const Json& value, const std::string& file, const std::string& key_path,
+                        const std::string& base_dir) {
+  if (value.is_object()) {
+    if (is_hf_config(value)) return import_hf_config(value, file);
+    return parse_model_spec(value, file, key_path);
+  }
+  if (!value.is_string()) {
+    throw InputError(file, key_path, describe_json_value(value),
+                     "a preset name, a path to a model JSON or config.json, or an object");
+  }
+  const std::string text = value.get<std::string>();
+  if (!looks_like_path(text)) {
+    if (auto preset = find_model_preset(text)) return *preset;
+  }
+  const std::string path = resolve_path(text, base_dir);
+  if (looks_like_path(text) || fs::exists(path)) {
+    const Json model = load_json_file(path);
+    if (is_hf_config(model)) return import_hf_config(model, path);
+    return parse_model_spec(model, path, "");
+  }
+  const auto names = model_preset_names();
+  throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",
+                   "a preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
+                       " or a path to a JSON file");
+}
+
+NodeSpec resolve_node(const Json& value, const std::string& file, const std::string& key_path,
+                      const std::string& base_dir) {
+  if (value.is_object()) return parse_node_spec(value, file, key_path);
+  if (!value.is_string()) {
+    throw InputError(file, key_path, describe_json_value(value),
+                     "a node preset name, a path to a node JSON file, or an object");
+  }
+  const std::string text = value.get<std::string>();
+  if (!looks_like_path(text)) {
+    if (auto preset = find_node_preset(text)) return *preset;
+  }
+  const std::string path = resolve_path(text, base_dir);
+  if (looks_like_path(text) || fs::exists(path)) {
+    return parse_node_spec(load_json_file(path), path, "");
+  }
+  const auto names = node_preset_names();
+  throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",
+                   "a node preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
+                       " or a path to a JSON file");
+}
+
+ClusterSpec make_cluster(const NodeSpec& node, int64_t num_nodes, int64_t num_gpus) {
+  ClusterSpec cluster;
+  cluster.node = node;
+  cluster.num_nodes = num_nodes;
+  cluster.num_gpus = num_gpus;
+  return cluster;
+}
+
+void throw_plan_violation(const PlanViolation& v, const std::string& file) {
+  throw InputError(file, v.key_path, v.found, v.allowed);
+}
+
+Job parse_job(const Json& object, const std::string& file, const std::string& base_dir,
+              PlanCheck plan_check) {
+  JsonReader in(object, file, "");
+  Job job;
+  job.file = file;
+  in.allow("description");
+  in.allow("comment");
+
+  const std::string framework = in.string_or("framework", "megatron-core");
+  if (auto parsed = parse_framework(framework)) {
+    job.framework = *parsed;
+  } else {
+    in.fail("framework", "\"" + framework + "\"", framework_choices());
+  }
+
+  const Json* model = in.find("model");
+  if (model == nullptr) in.fail("model", "nothing (the key is missing)", "a model preset, path or object");
+  job.model = resolve_model(*model, file, "model", base_dir);
+
+  {
+    JsonReader cluster = in.object("cluster");
+    const Json* node_value = cluster.find("node");
+    if (node_value == nullptr) {
+      cluster.fail("node", "nothing (the key is missing)", "a node preset, path or object");
+    }
+    const NodeSpec node = resolve_node(*node_value, file, "cluster.node", base_dir);
+    const auto num_nodes = cluster.optional_int("num_nodes", 1, 10'000'000);
+    const auto num_gpus = cluster.optional_int("num_gpus", 1, 100'000'000);
+    cluster.finish();
+    if (num_nodes && num_gpus && *num_gpus != *num_nodes * node.gpus_per_node) {
+      cluster.fail("num_gpus", std::to_string(*num_gpus),
+                   "num_nodes * gpus_per_node = " + std::to_string(*num_nodes * node.gpus_per_node) +
+                       ", or give only one of num_nodes and num_gpus");
+    }
+    if (!num_nodes && !num_gpus) {
+      cluster.fail("num_nodes", "neither num_nodes nor num_gpus", "one of them");
+    }
+    const int64_t gpus = num_gpus ? *num_gpus : *num_nodes * node.gpus_per_node;
+    const int64_t nodes = num_nodes ? *num_nodes : (gpus + node.gpus_per_node - 1) / node.gpus_per_node;
+    job.cluster = make_cluster(node, nodes, gpus);
+  }
+
+  const Json* training = in.find("training");
+  if (training == nullptr) {
+    in.fail("training", "nothing (the key is missing)",
+            "an object with global_batch_size and seq_length");
+  }
+  job.training = parse_training_spec(*training, file, "training");
+
+  if (const Json* plan = in.find("plan"); plan != nullptr && !plan->is_null()) {
+    job.plan = parse_parallel_plan(*plan, file, "plan", job.cluster.num_gpus);
+    job.plan_given = true;
+  } else {
+    job.plan = parse_parallel_plan(Json::object(), file, "plan", job.cluster.num_gpus);
+  }
+  in.finish();
+
+  if (plan_check == PlanCheck::Enforce) {
+    if (auto violation = check_plan(job.model, job.cluster, job.training, job.plan)) {
+      throw_plan_violation(*violation, file);
+    }
+  }
+  return job;
+}
+
+Job load_job(const std::string& path, PlanCheck plan_check) {
+  const Json object = load_json_file(path);
+  const std::string base_dir = fs::path(path).parent_path().string();
+  return parse_job(object, path, base_dir, plan_check);
+}
+
+Json job_to_json(const Job& job) {
+  Json cluster = {{"node", job.cluster.node.name}, {"num_gpus", job.cluster.num_gpus}};
+  return {{"framework", to_string(job.framework)},
+          {"model", model_spec_to_json(job.model)},
+          {"cluster", cluster},
+          {"training", training_spec_to_json(job.training)},
+          {"plan", parallel_plan_to_json(job.plan)}};
+}
+
+}  // namespace parplan

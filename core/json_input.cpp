@@ -1,0 +1,354 @@
+#include "core/json_input.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/check.h"
+
+namespace parplan {
+
+namespace {
+
+constexpr std::uintmax_t kMaxInputFileBytes = 64ull << 20;
+
+// Keeps messages printable whatever bytes a broken file holds.
+std::string printable(std::string_view text, std::size_t max_chars = 80) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= max_chars) {
+      out += "...";
+      break;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\x%02x", c);
+      out += buffer;
+    }
+  }
+  return out;
+}
+
+struct DuplicateKey {
+  std::string path;
+};
+struct TooDeep {
+  std::string path;
+};
+
+std::string join_range(std::initializer_list<std::string_view> choices) {
+  std::string out;
+  for (auto choice : choices) {
+    if (!out.empty()) out += ", ";
+    out += '"';
+    out += choice;
+    out += '"';
+  }
+  return out;
+}
+
+std::string int_range_text(int64_t min, int64_t max) {
+  if (max == std::numeric_limits<int64_t>::max()) return "an integer >= " + std::to_string(min);
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw InputError(path, "", "no such file", "a readable file");
+  if (fs::is_directory(status)) throw InputError(path, "", "a directory", "a file");
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > kMaxInputFileBytes) {
+    throw InputError(path, "", "a file of " + std::to_string(size) + " bytes",
+                     "input files up to 64 MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "a file that cannot be opened", "a readable file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw InputError(path, "", "an empty file", "a JSON object");
+  }
+  return text;
+}
+
+Json parse_json(std::string_view text, const std::string& source) {
+  // Per open object: the keys seen so far, and the key path leading to it.
+  std::vector<std::set<std::string>> seen_keys;
+  std::vector<std::string> paths{""};
+  std::string last_key;
+  auto callback = [&](int depth, Json::parse_event_t event, Json& parsed) -> bool {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start: {
+        if (depth >= kMaxJsonDepth) throw TooDeep{paths.back()};
+        const bool in_object = !seen_keys.empty() && !last_key.empty();
+        paths.push_back(in_object ? join_key_path(paths.back(), last_key) : paths.back());
+        last_key.clear();
+        seen_keys.emplace_back();
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!seen_keys.empty()) seen_keys.pop_back();
+        if (paths.size() > 1) paths.pop_back();
+        last_key.clear();
+        break;
+      case Json::parse_event_t::key: {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (!seen_keys.empty() && !seen_keys.back().insert(key).second) {
+          throw DuplicateKey{join_key_path(paths.back(), key)};
+        }
+        last_key = key;
+        break;
+      }
+      case Json::parse_event_t::value:
+        last_key.clear();
+        break;
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
+                       /*ignore_comments=*/false);
+  } catch (const DuplicateKey& dup) {
+    throw InputError(source, dup.path, "a duplicated key", "each key once per object");
+  } catch (const TooDeep& deep) {
+    throw InputError(source, deep.path, "nesting deeper than " + std::to_string(kMaxJsonDepth),
+                     "at most " + std::to_string(kMaxJsonDepth) + " levels");
+  } catch (const Json::parse_error& err) {
+    throw InputError(source, "", "text that is not valid JSON (" + printable(err.what(), 160) + ")",
+                     "one JSON object (UTF-8)");
+  }
+}
+
+Json load_json_file(const std::string& path) { return parse_json(read_text_file(path), path); }
+
+std::string describe_json_value(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "\"" + printable(value.get_ref<const std::string&>(), 60) + "\"";
+    case Json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
+    default:
+      return printable(value.dump(), 60);
+  }
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest_key_hint(std::string_view key, const std::vector<std::string>& allowed) {
+  std::string best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const auto& candidate : allowed) {
+    const auto distance = edit_distance(key, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  const std::size_t budget = std::max<std::size_t>(2, key.size() / 3);
+  if (best.empty() || best_distance > budget) return "";
+  return " (did you mean \"" + best + "\"?)";
+}
+
+std::string join_key_path(std::string_view parent, std::string_view key) {
+  if (parent.empty()) return std::string(key);
+  return std::string(parent) + "." + std::string(key);
+}
+
+int64_t json_to_int(const Json& value, const std::string& file, const std::string& path,
+                    int64_t min, int64_t max) {
+  const std::string allowed = int_range_text(min, max);
+  if (value.is_number_unsigned()) {
+    const auto u = value.get<uint64_t>();
+    if (u > static_cast<uint64_t>(max)) throw InputError(file, path, std::to_string(u), allowed);
+    return static_cast<int64_t>(u);
+  }
+  if (value.is_number_integer()) {
+    const auto i = value.get<int64_t>();
+    if (i < min || i > max) throw InputError(file, path, std::to_string(i), allowed);
+    return i;
+  }
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    const bool integral = std::isfinite(d) && std::floor(d) == d;
+    const std::string found =
+        integral ? printable(value.dump()) + " (a number beyond the 64-bit integer range or "
+                                             "written with a fraction or exponent)"
+                 : printable(value.dump());
+    throw InputError(file, path, found, allowed);
+  }
+  throw InputError(file, path, describe_json_value(value), allowed);
+}
+
+double json_to_number(const Json& value, const std::string& file, const std::string& path,
+                      double min, double max) {
+  const std::string allowed = "a number in [" + number_text(min) + ", " + number_text(max) + "]";
+  if (!value.is_number()) throw InputError(file, path, describe_json_value(value), allowed);
+  const double d = value.get<double>();
+  if (!std::isfinite(d) || d < min || d > max) {
+    throw InputError(file, path, printable(value.dump()), allowed);
+  }
+  return d;
+}
+
+JsonReader::JsonReader(const Json& object, std::string file, std::string path)
+    : object_(object), file_(std::move(file)), path_(std::move(path)) {
+  if (!object_.is_object()) {
+    throw InputError(file_, path_.empty() ? "(top level)" : path_, describe_json_value(object_),
+                     "a JSON object");
+  }
+}
+
+bool JsonReader::has(std::string_view key) const { return object_.contains(key); }
+
+void JsonReader::allow(std::string_view key) { known_.emplace(key); }
+
+const Json* JsonReader::find(std::string_view key) {
+  known_.emplace(key);
+  auto it = object_.find(key);
+  return it == object_.end() ? nullptr : &*it;
+}
+
+const Json& JsonReader::value_at(std::string_view key) {
+  const Json* value = find(key);
+  if (value == nullptr) fail(key, "nothing (the key is missing)", "a value; this key is required");
+  return *value;
+}
+
+int64_t JsonReader::require_int(std::string_view key, int64_t min, int64_t max) {
+  return json_to_int(value_at(key), file_, path_of(key), min, max);
+}
+
+std::optional<int64_t> JsonReader::optional_int(std::string_view key, int64_t min, int64_t max) {
+  const Json* value = find(key);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  return json_to_int(*value, file_, path_of(key), min, max);
+}
+
+int64_t JsonReader::int_or(std::string_view key, int64_t fallback, int64_t min, int64_t max) {
+  return optional_int(key, min, max).value_or(fallback);
+}
+
+double JsonReader::require_number(std::string_view key, double min, double max) {
+  return json_to_number(value_at(key), file_, path_of(key), min, max);
+}
+
+std::optional<double> JsonReader::optional_number(std::string_view key, double min, double max) {
+  const Json* value = find(key);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  return json_to_number(*value, file_, path_of(key), min, max);
+}
+
+double JsonReader::number_or(std::string_view key, double fallback, double min, double max) {
+  return optional_number(key, min, max).value_or(fallback);
+}
+
+std::optional<bool> JsonReader::optional_bool(std::string_view key) {
+  const Json* value = find(key);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  if (!value->is_boolean()) fail(key, describe_json_value(*value), "true or false");
+  return value->get<bool>();
+}
+
+bool JsonReader::bool_or(std::string_view key, bool fallback) {
+  return optional_bool(key).value_or(fallback);
+}
+
+std::string JsonReader::require_string(std::string_view key) {
+  const Json& value = value_at(key);
+  if (!value.is_string()) fail(key, describe_json_value(value), "a string");
+  return value.get<std::string>();
+}
+
+std::string JsonReader::string_or(std::string_view key, std::string fallback) {
+  const Json* value = find(key);
+  if (value == nullptr || value->is_null()) return fallback;
+  if (!value->is_string()) fail(key, describe_json_value(*value), "a string");
+  return value->get<std::string>();
+}
+
+std::string JsonReader::choice_or(std::string_view key, std::string fallback,
+                                  std::initializer_list<std::string_view> choices) {
+  const Json* value = find(key);
+  if (value == nullptr || value->is_null()) return fallback;
+  if (value->is_string()) {
+    const auto& text = value->get_ref<const std::string&>();
+    for (auto choice : choices) {
+      if (text == choice) return text;
+    }
+  }
+  fail(key, describe_json_value(*value), "one of " + join_range(choices));
+}
+
+std::string JsonReader::require_choice(std::string_view key,
+                                       std::initializer_list<std::string_view> choices) {
+  value_at(key);
+  return choice_or(key, "", choices);
+}
+
+JsonReader JsonReader::object(std::string_view key) {
+  const Json& value = value_at(key);
+  if (!value.is_object()) fail(key, describe_json_value(value), "a JSON object");
+  return JsonReader(value, file_, path_of(key));
+}
+
+std::optional<JsonReader> JsonReader::optional_object(std::string_view key) {
+  const Json* value = find(key);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  if (!value->is_object()) fail(key, describe_json_value(*value), "a JSON object");
+  return JsonReader(*value, file_, path_of(key));
+}
+
+void JsonReader::finish() const {
+  std::vector<std::string> allowed(known_.begin(), known_.end());
+  for (const auto& [key, value] : object_.items()) {
+    if (known_.count(key) != 0) continue;
+    std::string list;
+    for (const auto& name : allowed) list += (list.empty() ? "" : ", ") + name;
+    throw InputError(file_, path_of(printable(key, 60)), "an unknown key",
+                     list + nearest_key_hint(key, allowed));
+  }
+}
+
+void JsonReader::fail(std::string_view key, const std::string& found,
+                      const std::string& allowed) const {
+  throw InputError(file_, path_of(key), found, allowed);
+}
+
+}  // namespace parplan

@@ -1,0 +1,229 @@
+#include "core/model_spec.h"
+
+#include "core/check.h"
+
+namespace parplan {
+
+namespace {
+// Upper bounds keep every derived product inside 64 bits (layers * hidden^2 * 12 < 2^63).
+constexpr int64_t kMaxLayers = 100'000;
+constexpr int64_t kMaxWidth = 1'000'000;
+constexpr int64_t kMaxHeads = 100'000;
+constexpr int64_t kMaxVocab = 100'000'000;
+constexpr int64_t kMaxExperts = 1'000'000;
+}  // namespace
+
+const char* to_string(Activation activation) {
+  return activation == Activation::Swiglu ? "swiglu" : "gelu";
+}
+const char* to_string(Normalization normalization) {
+  return normalization == Normalization::RmsNorm ? "rmsnorm" : "layernorm";
+}
+const char* to_string(PositionEmbedding position_embedding) {
+  switch (position_embedding) {
+    case PositionEmbedding::Rotary:
+      return "rotary";
+    case PositionEmbedding::Alibi:
+      return "alibi";
+    case PositionEmbedding::Learned:
+      break;
+  }
+  return "learned";
+}
+
+bool ModelSpec::is_moe_layer(int64_t layer) const {
+  if (!moe) return false;
+  if (layer < moe->first_dense_layers) return false;
+  return (layer - moe->first_dense_layers) % moe->moe_layer_frequency == 0;
+}
+
+int64_t ModelSpec::num_moe_layers() const {
+  if (!moe) return 0;
+  const int64_t candidates = num_layers - moe->first_dense_layers;
+  if (candidates <= 0) return 0;
+  return (candidates + moe->moe_layer_frequency - 1) / moe->moe_layer_frequency;
+}
+
+int64_t ModelSpec::attention_params() const {
+  const int64_t h = hidden_size;
+  if (mla) {
+    // DeepSeek-V2 §2.1.2: W_DQ (h x q_rank), W_UQ (q_rank x heads*(nope+rope)), W_DKV
+    // (h x kv_rank), W_KR (h x rope), W_UK/W_UV (kv_rank x heads*(nope + v)), W_O.
+    const int64_t qk_dim = mla->qk_nope_head_dim + mla->qk_rope_head_dim;
+    const int64_t q_params = mla->q_lora_rank > 0
+                                 ? h * mla->q_lora_rank + mla->q_lora_rank * num_attention_heads * qk_dim
+                                 : h * num_attention_heads * qk_dim;
+    const int64_t kv_params = h * (mla->kv_lora_rank + mla->qk_rope_head_dim) +
+                              mla->kv_lora_rank * num_attention_heads *
+                                  (mla->qk_nope_head_dim + mla->v_head_dim);
+    const int64_t out_params = num_attention_heads * mla->v_head_dim * h;
+    return q_params + kv_params + out_params;
+  }
+  return h * (query_width() + 2 * kv_width()) + query_width() * h;
+}
+
+int64_t ModelSpec::dense_mlp_params() const { return mlp_matrices() * hidden_size * ffn_hidden_size; }
+
+int64_t ModelSpec::norm_params_per_layer() const {
+  const int64_t per_norm = normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
+  return 2 * per_norm;
+}
+
+int64_t ModelSpec::routed_expert_params() const {
+  return moe ? mlp_matrices() * hidden_size * moe->expert_ffn_hidden_size : 0;
+}
+
+int64_t ModelSpec::moe_mlp_params() const {
+  if (!moe) return 0;
+  const int64_t router = hidden_size * moe->num_experts;
+  const int64_t shared = mlp_matrices() * hidden_size * moe->shared_expert_ffn_hidden_size;
+  return router + moe->num_experts * routed_expert_params() + shared;
+}
+
+int64_t ModelSpec::layer_params(int64_t layer) const {
+  const int64_t mlp = is_moe_layer(layer) ? moe_mlp_params() : dense_mlp_params();
+  return attention_params() + mlp + norm_params_per_layer();
+}
+
+int64_t ModelSpec::embedding_params(int64_t seq_length) const {
+  const int64_t position = position_embedding == PositionEmbedding::Learned ? seq_length * hidden_size : 0;
+  return vocab_size * hidden_size + position;
+}
+
+int64_t ModelSpec::output_layer_params() const {
+  return tied_embeddings ? 0 : vocab_size * hidden_size;
+}
+
+int64_t ModelSpec::total_params(int64_t seq_length) const {
+  int64_t total = embedding_params(seq_length) + output_layer_params();
+  const int64_t final_norm = normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
+  total += final_norm;
+  const int64_t moe_layers = num_moe_layers();
+  const int64_t dense_layers = num_layers - moe_layers;
+  total += dense_layers * (attention_params() + dense_mlp_params() + norm_params_per_layer());
+  total += moe_layers * (attention_params() + moe_mlp_params() + norm_params_per_layer());
+  return total;
+}
+
+int64_t ModelSpec::active_params(int64_t seq_length) const {
+  if (!moe) return total_params(seq_length);
+  const int64_t inactive_experts = moe->num_experts - moe->top_k;
+  return total_params(seq_length) - num_moe_layers() * inactive_experts * routed_expert_params();
+}
+
+ModelSpec parse_model_spec(const Json& object, const std::string& file, const std::string& path) {
+  JsonReader in(object, file, path);
+  ModelSpec m;
+  m.name = in.require_string("name");
+  m.num_layers = in.require_int("num_layers", 1, kMaxLayers);
+  m.hidden_size = in.require_int("hidden_size", 1, kMaxWidth);
+  m.num_attention_heads = in.require_int("num_attention_heads", 1, kMaxHeads);
+  m.num_query_groups = in.int_or("num_query_groups", m.num_attention_heads, 1, kMaxHeads);
+  const auto head_dim = in.optional_int("head_dim", 1, kMaxWidth);
+  m.ffn_hidden_size = in.int_or("ffn_hidden_size", 4 * m.hidden_size, 1, 16 * kMaxWidth);
+  m.vocab_size = in.require_int("vocab_size", 1, kMaxVocab);
+  m.activation =
+      in.choice_or("activation", "gelu", {"gelu", "swiglu"}) == "swiglu" ? Activation::Swiglu
+                                                                        : Activation::Gelu;
+  m.normalization = in.choice_or("normalization", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
+                        ? Normalization::RmsNorm
+                        : Normalization::LayerNorm;
+  const std::string position =
+      in.choice_or("position_embedding", "learned", {"learned", "rotary", "alibi"});
+  m.position_embedding = position == "rotary"  ? PositionEmbedding::Rotary
+                         : position == "alibi" ? PositionEmbedding::Alibi
+                                               : PositionEmbedding::Learned;
+  m.tied_embeddings = in.bool_or("tied_embeddings", true);
+  in.allow("description");
+  in.allow("source");
+
+  if (head_dim) {
+    m.head_dim = *head_dim;
+  } else {
+    if (m.hidden_size % m.num_attention_heads != 0) {
+      in.fail("num_attention_heads", std::to_string(m.num_attention_heads),
+              "a divisor of hidden_size (" + std::to_string(m.hidden_size) +
+                  "), or give head_dim explicitly");
+    }
+    m.head_dim = m.hidden_size / m.num_attention_heads;
+  }
+
+  if (auto moe = in.optional_object("moe")) {
+    MoeSpec spec;
+    spec.num_experts = moe->require_int("num_experts", 1, kMaxExperts);
+    spec.top_k = moe->int_or("top_k", 1, 1, spec.num_experts);
+    spec.expert_ffn_hidden_size =
+        moe->int_or("expert_ffn_hidden_size", m.ffn_hidden_size, 1, 16 * kMaxWidth);
+    spec.num_shared_experts = moe->int_or("num_shared_experts", 0, 0, kMaxExperts);
+    spec.shared_expert_ffn_hidden_size =
+        moe->int_or("shared_expert_ffn_hidden_size",
+                    spec.num_shared_experts * spec.expert_ffn_hidden_size, 0, 16 * kMaxWidth);
+    spec.moe_layer_frequency = moe->int_or("moe_layer_frequency", 1, 1, kMaxLayers);
+    spec.first_dense_layers = moe->int_or("first_dense_layers", 0, 0, m.num_layers);
+    moe->finish();
+    m.moe = spec;
+  }
+  if (auto mla = in.optional_object("mla")) {
+    MlaSpec spec;
+    spec.q_lora_rank = mla->int_or("q_lora_rank", 0, 0, kMaxWidth);
+    spec.kv_lora_rank = mla->require_int("kv_lora_rank", 1, kMaxWidth);
+    spec.qk_nope_head_dim = mla->require_int("qk_nope_head_dim", 1, kMaxWidth);
+    spec.qk_rope_head_dim = mla->require_int("qk_rope_head_dim", 0, kMaxWidth);
+    spec.v_head_dim = mla->require_int("v_head_dim", 1, kMaxWidth);
+    mla->finish();
+    m.mla = spec;
+  }
+  in.finish();
+  validate_model_spec(m, file, path);
+  return m;
+}
+
+void validate_model_spec(const ModelSpec& m, const std::string& file, const std::string& path) {
+  auto key = [&](std::string_view k) { return join_key_path(path, k); };
+  if (m.num_query_groups > m.num_attention_heads ||
+      m.num_attention_heads % m.num_query_groups != 0) {
+    throw InputError(file, key("num_query_groups"), std::to_string(m.num_query_groups),
+                     "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) +
+                         ")");
+  }
+  if (m.moe && m.moe->first_dense_layers >= m.num_layers) {
+    throw InputError(file, key("moe.first_dense_layers"), std::to_string(m.moe->first_dense_layers),
+                     "fewer than num_layers (" + std::to_string(m.num_layers) + ")");
+  }
+}
+
+Json model_spec_to_json(const ModelSpec& m) {
+  Json out = {{"name", m.name},
+              {"num_layers", m.num_layers},
+              {"hidden_size", m.hidden_size},
+              {"num_attention_heads", m.num_attention_heads},
+              {"num_query_groups", m.num_query_groups},
+              {"head_dim", m.head_dim},
+              {"ffn_hidden_size", m.ffn_hidden_size},
+              {"vocab_size", m.vocab_size},
+              {"activation", to_string(m.activation)},
+              {"normalization", to_string(m.normalization)},
+              {"position_embedding", to_string(m.position_embedding)},
+              {"tied_embeddings", m.tied_embeddings}};
+  if (m.moe) {
+    out["moe"] = {{"num_experts", m.moe->num_experts},
+                  {"top_k", m.moe->top_k},
+                  {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size},
+                  {"num_shared_experts", m.moe->num_shared_experts},
+                  {"shared_expert_ffn_hidden_size", m.moe->shared_expert_ffn_hidden_size},
+                  {"moe_layer_frequency", m.moe->moe_layer_frequency},
+                  {"first_dense_layers", m.moe->first_dense_layers}};
+  } else {
+    out["moe"] = nullptr;
+  }
+  if (m.mla) {
+    out["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
+                  {"kv_lora_rank", m.mla->kv_lora_rank},
+                  {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                  {"v_head_dim", m.mla->v_head_dim}};
+  }
+  return out;
+}
+
+}  // namespace parplan

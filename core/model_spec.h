@@ -1,0 +1,90 @@
+// ModelSpec: the transformer being trained, as the job file's "model" key describes it
+// (contract §1), with its derived sizes (parameter counts per layer and in total).
+// Parameter counts follow Narayanan et al. 2021 (SC21) §5.1 for dense GPT layers; linear
+// biases are not counted (they are below 0.1% of any preset). Tested in
+// tests/core/model_spec_test.cpp against the published parameter counts of the presets.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/json_input.h"
+
+namespace parplan {
+
+enum class Activation { Gelu, Swiglu };
+enum class Normalization { LayerNorm, RmsNorm };
+enum class PositionEmbedding { Learned, Rotary, Alibi };
+
+struct MoeSpec {
+  int64_t num_experts = 0;
+  int64_t top_k = 1;
+  int64_t expert_ffn_hidden_size = 0;
+  int64_t num_shared_experts = 0;
+  // Inner width of all shared experts together; default num_shared_experts * expert width.
+  int64_t shared_expert_ffn_hidden_size = 0;
+  int64_t moe_layer_frequency = 1;  // every k-th layer (after the dense ones) is MoE
+  int64_t first_dense_layers = 0;   // leading layers with a dense MLP
+};
+
+// Multi-latent attention (DeepSeek-V2/V3): low-rank query and key/value projections.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;  // 0: the query is projected at full rank
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
+struct ModelSpec {
+  std::string name;
+  int64_t num_layers = 0;
+  int64_t hidden_size = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_query_groups = 0;  // = heads by default (MHA)
+  int64_t head_dim = 0;          // = hidden / heads by default
+  int64_t ffn_hidden_size = 0;   // = 4 * hidden by default
+  int64_t vocab_size = 0;
+  Activation activation = Activation::Gelu;
+  Normalization normalization = Normalization::LayerNorm;
+  PositionEmbedding position_embedding = PositionEmbedding::Learned;
+  bool tied_embeddings = true;
+  std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
+
+  // --- derived sizes (elements, not bytes) ---
+  int64_t query_width() const { return num_attention_heads * head_dim; }
+  int64_t kv_width() const { return num_query_groups * head_dim; }
+  int64_t mlp_matrices() const { return activation == Activation::Swiglu ? 3 : 2; }
+  bool is_moe_layer(int64_t layer) const;
+  int64_t num_moe_layers() const;
+
+  int64_t attention_params() const;  // QKV + output projection (+ MLA down/up projections)
+  int64_t dense_mlp_params() const;
+  int64_t norm_params_per_layer() const;
+  // One MoE layer's MLP part: router + routed experts + shared experts.
+  int64_t moe_mlp_params() const;
+  int64_t routed_expert_params() const;  // one routed expert
+  int64_t layer_params(int64_t layer) const;
+  int64_t embedding_params(int64_t seq_length) const;  // word (+ learned position) embeddings
+  int64_t output_layer_params() const;                 // 0 when tied
+  int64_t total_params(int64_t seq_length) const;
+  // Parameters that touch one token: routed experts count top_k times instead of E times.
+  int64_t active_params(int64_t seq_length) const;
+};
+
+// Reads an inline model object (contract §1 "model"); `file`/`path` name it in errors.
+ModelSpec parse_model_spec(const Json& object, const std::string& file, const std::string& path);
+
+// Checks relations inside one model (query groups divide heads, MoE ranges, ...).
+void validate_model_spec(const ModelSpec& model, const std::string& file,
+                         const std::string& path);
+
+Json model_spec_to_json(const ModelSpec& model);
+
+const char* to_string(Activation activation);
+const char* to_string(Normalization normalization);
+const char* to_string(PositionEmbedding position_embedding);
+
+}  // namespace parplan

@@ -1,0 +1,230 @@
+#include "core/parallel_plan.h"
+
+#include <numeric>
+
+#include "core/check.h"
+
+namespace parplan {
+
+namespace {
+constexpr int64_t kMaxDegree = 1'000'000;
+
+std::string str(int64_t v) { return std::to_string(v); }
+}  // namespace
+
+const char* to_string(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
+    case Recompute::None:
+      break;
+  }
+  return "none";
+}
+
+const char* to_string(ScheduleKind schedule) {
+  switch (schedule) {
+    case ScheduleKind::Gpipe:
+      return "gpipe";
+    case ScheduleKind::Interleaved:
+      return "interleaved";
+    case ScheduleKind::ZeroBubble:
+      return "zero-bubble";
+    case ScheduleKind::DualPipe:
+      return "dualpipe";
+    case ScheduleKind::OneFOneB:
+      break;
+  }
+  return "1f1b";
+}
+
+ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
+                                 const std::string& path, int64_t num_gpus) {
+  JsonReader in(object, file, path);
+  ParallelPlan p;
+  p.tp = in.int_or("tp", 1, 1, kMaxDegree);
+  p.pp = in.int_or("pp", 1, 1, kMaxDegree);
+  p.cp = in.int_or("cp", 1, 1, kMaxDegree);
+  p.ep = in.int_or("ep", 1, 1, kMaxDegree);
+  p.vpp = in.int_or("vpp", 1, 1, 1024);
+  p.micro_batch_size = in.int_or("micro_batch_size", 1, 1, 1'000'000);
+  p.sequence_parallel = in.bool_or("sequence_parallel", false);
+  const std::string recompute =
+      in.choice_or("recompute", "none", {"none", "selective", "full"});
+  p.recompute = recompute == "full"        ? Recompute::Full
+                : recompute == "selective" ? Recompute::Selective
+                                           : Recompute::None;
+  p.zero_stage = static_cast<int>(in.int_or("zero_stage", 0, 0, 3));
+  const std::string schedule =
+      in.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
+                   {"1f1b", "interleaved", "gpipe", "zero-bubble", "zb-h1", "dualpipe"});
+  p.schedule = schedule == "gpipe"         ? ScheduleKind::Gpipe
+               : schedule == "interleaved" ? ScheduleKind::Interleaved
+               : schedule == "zero-bubble" || schedule == "zb-h1" ? ScheduleKind::ZeroBubble
+               : schedule == "dualpipe"                           ? ScheduleKind::DualPipe
+                                                                  : ScheduleKind::OneFOneB;
+  p.order = in.string_or("order", p.order);
+  if (const Json* split = in.find("layers_per_stage"); split != nullptr && !split->is_null()) {
+    if (!split->is_array() || split->empty()) {
+      in.fail("layers_per_stage", describe_json_value(*split), "a list of layer counts");
+    }
+    for (std::size_t i = 0; i < split->size(); ++i) {
+      p.layers_per_stage.push_back(json_to_int((*split)[i], file,
+                                               in.path_of("layers_per_stage") + "[" +
+                                                   std::to_string(i) + "]",
+                                               0, 100'000));
+    }
+  }
+  p.zero_shard_size = in.int_or("zero_shard_size", 0, 0, kMaxDegree);
+
+  const int64_t model_parallel = p.tp * p.pp * p.cp;
+  if (const auto dp = in.optional_int("dp", 1, kMaxDegree)) {
+    p.dp = *dp;
+  } else if (model_parallel <= num_gpus && num_gpus % model_parallel == 0) {
+    p.dp = num_gpus / model_parallel;
+  } else {
+    throw InputError(file, join_key_path(path, "tp"),
+                     "tp*pp*cp = " + str(model_parallel),
+                     "a product that divides the cluster's " + str(num_gpus) + " GPUs");
+  }
+  in.finish();
+  return p;
+}
+
+std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpec& cluster,
+                                        const TrainingSpec& training, const ParallelPlan& p) {
+  auto violation = [](std::string reason, std::string key, std::string found,
+                      std::string allowed) {
+    return PlanViolation{std::move(reason), std::move(key), std::move(found), std::move(allowed)};
+  };
+  if (p.num_gpus() != cluster.num_gpus) {
+    return violation("gpu-count", "plan.dp",
+                     "tp*pp*dp*cp = " + str(p.tp) + "*" + str(p.pp) + "*" + str(p.dp) + "*" +
+                         str(p.cp) + " = " + str(p.num_gpus()),
+                     "a product equal to the cluster's " + str(cluster.num_gpus) + " GPUs");
+  }
+  if (model.num_attention_heads % p.tp != 0) {
+    return violation("heads-by-tp", "plan.tp", str(p.tp),
+                     "a divisor of model.num_attention_heads (" + str(model.num_attention_heads) +
+                         ")");
+  }
+  if (model.num_query_groups % p.tp != 0 && p.tp % model.num_query_groups != 0) {
+    return violation("query-groups-by-tp", "plan.tp", str(p.tp),
+                     "a divisor or a multiple of model.num_query_groups (" +
+                         str(model.num_query_groups) + ")");
+  }
+  if (model.ffn_hidden_size % p.tp != 0) {
+    return violation("ffn-by-tp", "plan.tp", str(p.tp),
+                     "a divisor of model.ffn_hidden_size (" + str(model.ffn_hidden_size) + ")");
+  }
+  const int64_t batch_unit = p.dp * p.micro_batch_size;
+  if (training.global_batch_size % batch_unit != 0) {
+    return violation("batch-by-dp-mbs", "training.global_batch_size",
+                     str(training.global_batch_size),
+                     "a multiple of dp*micro_batch_size = " + str(p.dp) + "*" +
+                         str(p.micro_batch_size) + " = " + str(batch_unit));
+  }
+  if (p.cp > 1 && training.seq_length % (2 * p.cp) != 0) {
+    return violation("seq-by-cp", "plan.cp", str(p.cp),
+                     "a size with seq_length (" + str(training.seq_length) +
+                         ") divisible by 2*cp (causal load balancing)");
+  }
+  if (p.sequence_parallel && p.tp > 1 && (training.seq_length / p.cp) % p.tp != 0) {
+    return violation("seq-by-tp", "plan.sequence_parallel", "true",
+                     "false, or seq_length/cp divisible by tp (" + str(p.tp) + ")");
+  }
+  if (p.ep > 1) {
+    if (!model.moe) {
+      return violation("ep-without-moe", "plan.ep", str(p.ep), "1 for a dense model");
+    }
+    if (model.moe->num_experts % p.ep != 0) {
+      return violation("experts-by-ep", "plan.ep", str(p.ep),
+                       "a divisor of model.moe.num_experts (" + str(model.moe->num_experts) + ")");
+    }
+    if ((p.dp * p.cp) % p.ep != 0 && (p.dp * p.cp * p.tp) % p.ep != 0) {
+      return violation("ep-placement", "plan.ep", str(p.ep),
+                       "a divisor of dp*cp (" + str(p.dp * p.cp) + ") or of tp*dp*cp (" +
+                           str(p.dp * p.cp * p.tp) + ")");
+    }
+  }
+  if (p.vpp > 1 && p.pp == 1) {
+    return violation("vpp-needs-pp", "plan.vpp", str(p.vpp), "1 when pp = 1");
+  }
+  if (p.vpp > 1 && p.schedule != ScheduleKind::Interleaved) {
+    return violation("schedule-vpp", "plan.schedule", to_string(p.schedule),
+                     "\"interleaved\" when vpp > 1");
+  }
+  if (p.vpp == 1 && p.schedule == ScheduleKind::Interleaved && p.pp > 1) {
+    return violation("schedule-vpp", "plan.vpp", "1", "vpp > 1 with the interleaved schedule");
+  }
+  const int64_t chunks = p.pp * p.vpp;
+  if (!p.layers_per_stage.empty()) {
+    if (static_cast<int64_t>(p.layers_per_stage.size()) != chunks) {
+      return violation("layer-split", "plan.layers_per_stage",
+                       str(static_cast<int64_t>(p.layers_per_stage.size())) + " entries",
+                       "pp*vpp = " + str(chunks) + " entries");
+    }
+    const int64_t sum =
+        std::accumulate(p.layers_per_stage.begin(), p.layers_per_stage.end(), int64_t{0});
+    if (sum != model.num_layers) {
+      return violation("layer-split", "plan.layers_per_stage", "a sum of " + str(sum),
+                       "a sum equal to model.num_layers (" + str(model.num_layers) + ")");
+    }
+  } else if (chunks > model.num_layers) {
+    return violation("layers-by-stages", "plan.pp", "pp*vpp = " + str(chunks),
+                     "at most model.num_layers (" + str(model.num_layers) + ") model chunks");
+  }
+  const int64_t shard = p.effective_zero_shard();
+  if (p.zero_shard_size > 0 && (p.dp % shard != 0)) {
+    return violation("zero-shard", "plan.zero_shard_size", str(p.zero_shard_size),
+                     "a divisor of dp (" + str(p.dp) + ")");
+  }
+  if (p.order != "tp-cp-ep-dp-pp" && p.order != "tp-cp-dp-pp" && p.order != "tp-dp-pp" &&
+      p.order != "tp-pp-dp" && p.order != "tp-cp-pp-dp" && p.order != "tp-cp-ep-pp-dp") {
+    return violation("order", "plan.order", "\"" + p.order + "\"",
+                     "\"tp-cp-ep-dp-pp\" (default), \"tp-cp-ep-pp-dp\", \"tp-cp-dp-pp\", "
+                     "\"tp-cp-pp-dp\", \"tp-dp-pp\", \"tp-pp-dp\"");
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan& plan) {
+  if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
+  const int64_t chunks = plan.pp * plan.vpp;
+  const int64_t base = model.num_layers / chunks;
+  int64_t extra = model.num_layers % chunks;
+  std::vector<int64_t> out(chunks, base);
+  // Hand the remainder to the chunks farthest from both ends first (middle outwards): the
+  // first stage carries the embedding and the last one the output layer and loss.
+  std::vector<int64_t> order(chunks);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const int64_t da = std::min(a, chunks - 1 - a);
+    const int64_t db = std::min(b, chunks - 1 - b);
+    return da > db;
+  });
+  for (int64_t i = 0; i < chunks && extra > 0; ++i, --extra) ++out[order[i]];
+  return out;
+}
+
+Json parallel_plan_to_json(const ParallelPlan& p) {
+  Json out = {{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"cp", p.cp},
+              {"ep", p.ep},
+              {"vpp", p.vpp},
+              {"micro_batch_size", p.micro_batch_size},
+              {"sequence_parallel", p.sequence_parallel},
+              {"recompute", to_string(p.recompute)},
+              {"zero_stage", p.zero_stage},
+              {"schedule", to_string(p.schedule)}};
+  if (p.order != "tp-cp-ep-dp-pp") out["order"] = p.order;
+  if (!p.layers_per_stage.empty()) out["layers_per_stage"] = p.layers_per_stage;
+  if (p.zero_shard_size > 0) out["zero_shard_size"] = p.zero_shard_size;
+  return out;
+}
+
+}  // namespace parplan

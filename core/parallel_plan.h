@@ -1,0 +1,75 @@
+// ParallelPlan: how a job is split over GPUs (contract §1 "plan"), and the rules that make a
+// plan valid for a model, a cluster and a training setup. check_plan() returns the first
+// violated rule as a value (the planner counts them by reason); the job loader turns it into
+// an InputError. Tested in tests/core/parallel_plan_test.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/json_input.h"
+#include "core/model_spec.h"
+#include "core/training_spec.h"
+
+namespace parplan {
+
+enum class Recompute { None, Selective, Full };
+enum class ScheduleKind { Gpipe, OneFOneB, Interleaved, ZeroBubble, DualPipe };
+
+const char* to_string(Recompute recompute);
+const char* to_string(ScheduleKind schedule);
+
+struct ParallelPlan {
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t dp = 1;
+  int64_t cp = 1;
+  int64_t ep = 1;
+  int64_t vpp = 1;
+  int64_t micro_batch_size = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::None;
+  int zero_stage = 0;
+  ScheduleKind schedule = ScheduleKind::OneFOneB;
+  // Extensions (not in the contract's table; defaults keep the contract's meaning):
+  std::string order = "tp-cp-ep-dp-pp";  // rank order, fastest-varying first (Megatron)
+  std::vector<int64_t> layers_per_stage;  // explicit split over pp*vpp model chunks
+  int64_t zero_shard_size = 0;            // hybrid sharding group; 0 = all of dp
+
+  int64_t model_parallel_gpus() const { return tp * pp * cp; }
+  int64_t num_gpus() const { return tp * pp * cp * dp; }
+  int64_t num_micro_batches(int64_t global_batch_size) const {
+    return global_batch_size / (dp * micro_batch_size);
+  }
+  // Expert tensor parallel size: Megatron-Core keeps tp for experts when ep fits inside
+  // dp*cp, else experts use tp=1 and ep spans the tensor-parallel ranks too.
+  int64_t expert_tp() const { return (dp * cp) % ep == 0 ? tp : 1; }
+  int64_t effective_zero_shard() const { return zero_shard_size > 0 ? zero_shard_size : dp; }
+};
+
+// Why a plan is not valid; `reason` is a short stable tag the planner counts.
+struct PlanViolation {
+  std::string reason;    // e.g. "gpu-count", "heads-by-tp", "batch-by-dp-mbs"
+  std::string key_path;  // e.g. "plan.tp"
+  std::string found;
+  std::string allowed;
+};
+
+// Reads a plan object; dp is derived from the cluster when absent (and checked when given).
+ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
+                                 const std::string& path, int64_t num_gpus);
+
+std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpec& cluster,
+                                        const TrainingSpec& training, const ParallelPlan& plan);
+
+// The layer count of each of the pp*vpp model chunks, in pipeline order (chunk c of stage
+// s is index c*pp + s). Uneven splits give the extra layers to the middle chunks, as Megatron
+// does when the embedding and loss make the first and last stages heavier.
+std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan& plan);
+
+Json parallel_plan_to_json(const ParallelPlan& plan);
+
+}  // namespace parplan

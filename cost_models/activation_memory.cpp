@@ -1,0 +1,143 @@
+#include "cost_models/activation_memory.h"
+
+namespace parplan::cost {
+
+namespace {
+
+struct Dims {
+  double tokens;      // T = b*s/cp on this GPU
+  double rep;         // divisor for the regions outside tensor parallelism: 1 or 1/t with SP
+  double t;           // tp
+  double bpv;         // bytes per activation value
+  double mask;        // bytes per dropout-mask value (0 without dropout)
+};
+
+Dims dims_of(const ActivationOptions& o) {
+  Dims d;
+  d.tokens = static_cast<double>(o.micro_batch_size) * static_cast<double>(o.seq_length) /
+             static_cast<double>(o.cp);
+  d.t = static_cast<double>(o.tp);
+  d.rep = o.sequence_parallel ? 1.0 / d.t : 1.0;
+  d.bpv = o.bytes_per_value;
+  d.mask = o.dropout ? 1.0 : 0.0;
+  return d;
+}
+
+// Attention block, no recomputation (Korthikanti §4.1: 11sbh + 5as^2b for GPT).
+struct AttentionParts {
+  double replicated;  // LN1 input, QKV input, output dropout mask
+  double gemm_outputs;  // Q, K, V
+  double core;          // score/softmax/dropout tensors (or flash attention statistics)
+  double output;        // attention output = projection input
+};
+
+AttentionParts attention_parts(const ModelSpec& m, const ActivationOptions& o, const Dims& d) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double qw = static_cast<double>(m.query_width());
+  const double kvw = static_cast<double>(m.kv_width());
+  AttentionParts a;
+  a.replicated = (2 * d.bpv + d.mask) * d.tokens * h * d.rep;
+  a.gemm_outputs = d.bpv * d.tokens * (qw + 2 * kvw) / d.t;
+  const double heads = static_cast<double>(m.num_attention_heads) / d.t;
+  if (o.flash_attention || o.cp > 1) {
+    a.core = 4.0 * heads * d.tokens;  // fp32 log-sum-exp per query row
+  } else {
+    // softmax output (2 bytes), dropout mask (1) and dropout output (2) per score:
+    // 5as^2b with dropout, 2as^2b without.
+    const double scores = heads * static_cast<double>(o.micro_batch_size) *
+                          static_cast<double>(o.seq_length) * static_cast<double>(o.seq_length);
+    a.core = (o.dropout ? (2 * d.bpv + d.mask) : d.bpv) * scores;
+  }
+  a.output = d.bpv * d.tokens * qw / d.t;
+  return a;
+}
+
+// MLP block with inner width `ffn` split over `split` ranks on `tokens` tokens.
+struct MlpParts {
+  double replicated;    // LN2 input, FC1 input, dropout mask
+  double gemm_outputs;  // FC1 output (gate and up for SwiGLU)
+  double activation;    // activation output = FC2 input
+};
+
+MlpParts mlp_parts(const ModelSpec& m, const Dims& d, double ffn, double tokens, double split) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double fc1_width = m.activation == Activation::Swiglu ? 2 * ffn : ffn;
+  MlpParts p;
+  p.replicated = (2 * d.bpv + d.mask) * d.tokens * h * d.rep;
+  p.gemm_outputs = d.bpv * tokens * fc1_width / split;
+  p.activation = d.bpv * tokens * ffn / split;
+  return p;
+}
+
+LayerActivationBytes combine(const AttentionParts& a, double mlp_replicated, double mlp_gemm,
+                             double mlp_activation, double mlp_extra, const ActivationOptions& o,
+                             const Dims& d, const ModelSpec& m) {
+  const double everything = a.replicated + a.gemm_outputs + a.core + a.output + mlp_replicated +
+                            mlp_gemm + mlp_activation + mlp_extra;
+  const double layer_input = d.bpv * d.tokens * static_cast<double>(m.hidden_size) * d.rep;
+  LayerActivationBytes out;
+  switch (o.recompute) {
+    case Recompute::None:
+      out.stored = everything;
+      break;
+    case Recompute::Selective:
+      if (o.selective_keeps_half_gemm_outputs) {
+        // Operator-level selective checkpointing (torchtitan "op" mode): the layer input,
+        // the attention output and every other matmul output are kept; norms and
+        // activation functions are recomputed.
+        out.stored = layer_input + a.output + a.core +
+                     0.5 * (a.gemm_outputs + mlp_gemm + mlp_activation + mlp_extra +
+                            2 * layer_input);
+      } else {
+        // Megatron: recompute the attention core only (Table 2, "selective").
+        const double kept_core = o.flash_attention || o.cp > 1 ? a.core : 0.0;
+        out.stored = everything - a.core + kept_core;
+      }
+      out.transient = a.core;
+      break;
+    case Recompute::Full:
+      // Only the layer input is kept (2sbh, or 2sbh/t with sequence parallelism); the whole
+      // layer lives again while it is recomputed for its backward pass.
+      out.stored = layer_input;
+      out.transient = everything;
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+LayerActivationBytes dense_layer_activation_bytes(const ModelSpec& m, const ActivationOptions& o) {
+  const Dims d = dims_of(o);
+  const AttentionParts a = attention_parts(m, o, d);
+  const MlpParts p = mlp_parts(m, d, static_cast<double>(m.ffn_hidden_size), d.tokens, d.t);
+  return combine(a, p.replicated, p.gemm_outputs, p.activation, 0.0, o, d, m);
+}
+
+LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const ActivationOptions& o,
+                                                int64_t ep, int64_t expert_tp) {
+  const Dims d = dims_of(o);
+  const AttentionParts a = attention_parts(m, o, d);
+  const MoeSpec& moe = *m.moe;
+  (void)ep;  // every rank receives on average T*top_k routed tokens whatever the ep size
+  const double routed_tokens = d.tokens * static_cast<double>(moe.top_k);
+  const MlpParts routed = mlp_parts(m, d, static_cast<double>(moe.expert_ffn_hidden_size),
+                                    routed_tokens, static_cast<double>(expert_tp));
+  double shared_gemm = 0;
+  double shared_act = 0;
+  if (moe.shared_expert_ffn_hidden_size > 0) {
+    const MlpParts shared = mlp_parts(m, d, static_cast<double>(moe.shared_expert_ffn_hidden_size),
+                                      d.tokens, d.t);
+    shared_gemm = shared.gemm_outputs;
+    shared_act = shared.activation;
+  }
+  const double h = static_cast<double>(m.hidden_size);
+  // Dispatched expert inputs and the combine buffer (top_k copies of each token), router
+  // probabilities in fp32.
+  const double dispatch = 2 * d.bpv * routed_tokens * h +
+                          4.0 * d.tokens * static_cast<double>(moe.num_experts);
+  return combine(a, routed.replicated, routed.gemm_outputs + shared_gemm,
+                 routed.activation + shared_act, dispatch, o, d, m);
+}
+
+}  // namespace parplan::cost

@@ -1,0 +1,46 @@
+// What a training framework implies for cost: which kernels it runs (flash attention), which
+// communication it overlaps with compute, how it stores weights, gradients and optimizer
+// state, and what memory it keeps beside the model. Each value is a documented property of
+// the software (cited below), the same for every run of that framework; none is fitted to a
+// run. Tested in tests/cost_models/framework_traits_test.cpp.
+#pragma once
+
+#include "core/framework.h"
+#include "core/parallel_plan.h"
+#include "core/training_spec.h"
+
+namespace parplan::cost {
+
+struct FrameworkTraits {
+  // Kernels.
+  bool flash_attention = true;        // attention without the s^2 score matrix in memory
+  bool fused_elementwise = true;      // bias+activation, dropout+residual+norm fused kernels
+  // Communication overlapped with compute.
+  bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
+  bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute
+  bool tp_comm_overlap = false;        // tensor-parallel collectives hidden under GEMMs
+  bool pp_scatter_gather = true;       // p2p sends 1/tp of the activation, all-gathered after
+  bool cp_shards_optimizer = true;     // distributed optimizer shards over dp*cp
+  // Bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md table; Rajbhandari et
+  // al. 2020 "ZeRO" §3 for DeepSpeed; torchtitan FSDP2 keeps fp32 sharded parameters).
+  double weight_bytes = 2;      // working copy of the weights
+  double grad_bytes = 4;        // gradient buffer
+  double optimizer_bytes = 12;  // master weights + Adam moments (+ fp32 grad copy for fp16)
+  double grad_reduce_bytes = 2;  // bytes per gradient element on the wire
+  // Bytes per logit element alive at the loss: 16-bit logits + an fp32 copy with the
+  // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's
+  // cross_entropy on logits.float(): 16-bit logits + fp32 copy + fp32 log-softmax (2 + 4 + 4).
+  double logits_bytes_per_element = 6;
+  // Selective recomputation means operator-level checkpointing (torchtitan "op" SAC: every
+  // other matmul output kept) rather than Megatron's attention-core recomputation.
+  bool operator_level_selective_recompute = false;
+  // Framework memory beside the model (allocator reserve, workspaces, communication buffers).
+  double workspace_gib = 1.0;
+  // Fraction of reserved-but-free memory the caching allocator holds at peak.
+  double allocator_fragmentation = 0.05;
+};
+
+FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
+                                 const ParallelPlan& plan);
+
+}  // namespace parplan::cost

@@ -1,0 +1,93 @@
+#include "cost_models/parameter_layout.h"
+
+#include <algorithm>
+
+namespace parplan::cost {
+
+std::vector<StageParameters> stage_parameters(const Job& job) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const auto traits = framework_traits(job.framework, job.training, p);
+  const double t = static_cast<double>(p.tp);
+  const double etp = static_cast<double>(p.expert_tp());
+  const double h = static_cast<double>(m.hidden_size);
+  const auto chunk_layers = layers_per_chunk(m, p);
+
+  // Per-GPU parameters of one layer.
+  const double norms = static_cast<double>(m.norm_params_per_layer());
+  const double attention = static_cast<double>(m.attention_params()) / t;
+  const double dense_mlp = static_cast<double>(m.dense_mlp_params()) / t;
+  double moe_dense = 0;   // router + shared experts (replicated over dp)
+  double moe_expert = 0;  // routed experts held by this GPU
+  if (m.moe) {
+    moe_dense = h * static_cast<double>(m.moe->num_experts) +
+                static_cast<double>(m.mlp_matrices()) * h *
+                    static_cast<double>(m.moe->shared_expert_ffn_hidden_size) / t;
+    moe_expert = static_cast<double>(m.moe->num_experts / p.ep) *
+                 static_cast<double>(m.routed_expert_params()) / etp;
+  }
+
+  const int64_t dense_group = traits.cp_shards_optimizer ? p.dp * p.cp : p.dp;
+  const int64_t shard = p.zero_shard_size > 0 ? p.zero_shard_size : dense_group;
+  const int64_t expert_dp = std::max<int64_t>(1, (p.dp * p.cp * p.tp) / (p.ep * p.expert_tp()));
+
+  std::vector<StageParameters> out;
+  for (int64_t s = 0; s < p.pp; ++s) {
+    StageParameters sp;
+    sp.stage = s;
+    int64_t first_layer = 0;
+    for (int64_t chunk = 0; chunk < p.pp * p.vpp; ++chunk) {
+      const int64_t n = chunk_layers[chunk];
+      if (chunk % p.pp == s) {
+        for (int64_t l = first_layer; l < first_layer + n; ++l) {
+          ++sp.num_layers;
+          const bool is_moe = m.is_moe_layer(l);
+          sp.num_moe_layers += is_moe ? 1 : 0;
+          const double layer_dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
+          const double layer_expert = is_moe ? moe_expert : 0.0;
+          sp.dense_params += layer_dense;
+          sp.expert_params += layer_expert;
+          sp.largest_layer_params = std::max(sp.largest_layer_params, layer_dense + layer_expert);
+        }
+      }
+      first_layer += n;
+    }
+    if (s == 0) {
+      sp.embedding_params += static_cast<double>(m.embedding_params(job.training.seq_length)) / t;
+    }
+    if (s == p.pp - 1) {
+      const bool separate_output = !m.tied_embeddings || p.pp > 1;
+      if (separate_output) sp.embedding_params += static_cast<double>(m.vocab_size) * h / t;
+      sp.dense_params += m.normalization == Normalization::LayerNorm ? 2 * h : h;
+    }
+    sp.dense_params += sp.embedding_params;
+    sp.dense_shard_group = shard;
+    sp.expert_shard_group = p.zero_shard_size > 0 ? std::min(shard, expert_dp) : expert_dp;
+    out.push_back(sp);
+  }
+  return out;
+}
+
+ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& plan,
+                                 const FrameworkTraits& traits, const TrainingSpec& training) {
+  const double dense_shard = static_cast<double>(sp.dense_shard_group);
+  const double expert_shard = static_cast<double>(sp.expert_shard_group);
+  auto sharded = [&](double bytes_per_param, bool shard) {
+    if (!shard) return (sp.dense_params + sp.expert_params) * bytes_per_param;
+    return sp.dense_params * bytes_per_param / dense_shard +
+           sp.expert_params * bytes_per_param / expert_shard;
+  };
+  ShardedBytes out;
+  out.optimizer = sharded(traits.optimizer_bytes, plan.zero_stage >= 1);
+  out.gradients = sharded(traits.grad_bytes, plan.zero_stage >= 2);
+  out.weights = sharded(traits.weight_bytes, plan.zero_stage >= 3);
+  if (plan.zero_stage >= 3) {
+    // FSDP keeps the current layer and the prefetched next one gathered in 16-bit, and one
+    // layer's unsharded gradients before the reduce-scatter.
+    const double compute_bytes = activation_bytes(training.precision);
+    out.transient = sp.largest_layer_params * (2 * compute_bytes + traits.grad_reduce_bytes);
+  }
+  return out;
+}
+
+}  // namespace parplan::cost

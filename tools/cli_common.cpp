@@ -1,0 +1,21 @@
+#include "tools/cli_common.h"
+
+#include <cstdio>
+
+#include "tools/text_table.h"
+
+namespace parplan::tools {
+
+void print_json(const Json& value) {
+  const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
+std::string human_seconds(double seconds) {
+  if (seconds < 1e-3) return fixed(seconds * 1e6, 0) + " us";
+  if (seconds < 1.0) return fixed(seconds * 1e3, 1) + " ms";
+  return fixed(seconds, 2) + " s";
+}
+
+}  // namespace parplan::tools

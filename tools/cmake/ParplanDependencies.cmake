@@ -1,0 +1,56 @@
+# Finds the Debian-packaged dependencies and the optional CUDA toolkit, NCCL, CUPTI and MPI.
+# Results: PARPLAN_HAVE_{CUDA,NCCL,CUPTI,MPI} and targets nlohmann_json::nlohmann_json,
+# Eigen3::Eigen, CLI11::CLI11, MPI::MPI_CXX, CUDA::*, parplan::nccl.
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+
+set(PARPLAN_HAVE_MPI OFF)
+if(PARPLAN_ENABLE_MPI)
+  find_package(MPI COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(PARPLAN_HAVE_MPI ON)
+  endif()
+endif()
+
+set(PARPLAN_HAVE_CUDA OFF)
+set(PARPLAN_HAVE_NCCL OFF)
+set(PARPLAN_HAVE_CUPTI OFF)
+if(PARPLAN_ENABLE_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # Explicit architectures: A100 (80) and H100/H200 (90). Never "native": CI has no GPU.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(PARPLAN_HAVE_CUDA ON)
+    if(TARGET CUDA::cupti)
+      set(PARPLAN_HAVE_CUPTI ON)
+    endif()
+    set(NCCL_HOME "" CACHE PATH "Folder holding include/nccl.h and lib/libnccl.so")
+    find_path(PARPLAN_NCCL_INCLUDE nccl.h
+      HINTS ${NCCL_HOME}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
+    find_library(PARPLAN_NCCL_LIBRARY nccl
+      HINTS ${NCCL_HOME}/lib ${NCCL_HOME}/lib64 ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
+    if(PARPLAN_NCCL_INCLUDE AND PARPLAN_NCCL_LIBRARY)
+      add_library(parplan_nccl INTERFACE)
+      add_library(parplan::nccl ALIAS parplan_nccl)
+      target_include_directories(parplan_nccl INTERFACE ${PARPLAN_NCCL_INCLUDE})
+      target_link_libraries(parplan_nccl INTERFACE ${PARPLAN_NCCL_LIBRARY})
+      set(PARPLAN_HAVE_NCCL ON)
+    endif()
+  endif()
+endif()
+
+file(MAKE_DIRECTORY "${PROJECT_BINARY_DIR}/generated/parplan")
+configure_file("${PROJECT_SOURCE_DIR}/tools/cmake/parplan_config.h.in"
+               "${PROJECT_BINARY_DIR}/generated/parplan/parplan_config.h")

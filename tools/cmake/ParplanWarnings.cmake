@@ -1,0 +1,17 @@
+# Shared compile options for host C++ targets: warnings, Werror, sanitizers.
+add_library(parplan_options INTERFACE)
+add_library(parplan::options ALIAS parplan_options)
+target_compile_options(parplan_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unused-parameter>)
+if(PARPLAN_WERROR)
+  target_compile_options(parplan_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
+target_include_directories(parplan_options INTERFACE
+  "${PROJECT_SOURCE_DIR}" "${PROJECT_BINARY_DIR}/generated")
+
+if(PARPLAN_SANITIZE)
+  string(REPLACE ";" "," _parplan_san "${PARPLAN_SANITIZE}")
+  target_compile_options(parplan_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_parplan_san} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
+  target_link_options(parplan_options INTERFACE -fsanitize=${_parplan_san})
+endif()
