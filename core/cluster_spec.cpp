@@ -113,6 +113,11 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     g.sm_count = static_cast<int64_t>(figures.get(gpu, "sm_count", 0, 0, 1e6));
     g.l2_cache_mib = figures.get(gpu, "l2_cache_mib", 0, 0, 1e6);
     g.kernel_launch_us = figures.get(gpu, "kernel_launch_us", g.kernel_launch_us, 0, 1e4);
+    g.gemm_m_half = figures.get(gpu, "gemm_m_half", g.gemm_m_half, 0, 1e6);
+    g.gemm_n_half = figures.get(gpu, "gemm_n_half", g.gemm_n_half, 0, 1e6);
+    g.gemm_k_half = figures.get(gpu, "gemm_k_half", g.gemm_k_half, 0, 1e6);
+    g.gemm_tile_m = static_cast<int64_t>(figures.get(gpu, "gemm_tile_m", g.gemm_tile_m, 0, 4096));
+    g.gemm_tile_n = static_cast<int64_t>(figures.get(gpu, "gemm_tile_n", g.gemm_tile_n, 0, 4096));
     gpu.allow("notes");
     gpu.finish();
     if (g.peak_tflops(Precision::Bf16) <= 0 && g.peak_tflops(Precision::Fp16) <= 0) {
@@ -153,9 +158,42 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     inter.allow("notes");
     inter.finish();
   }
+  if (const Json* fits = in.find("collective_fits"); fits != nullptr && !fits->is_null()) {
+    if (!fits->is_array()) {
+      in.fail("collective_fits", describe_json_value(*fits), "a list of {op, span, latency_us, busbw_gbps}");
+    }
+    for (std::size_t i = 0; i < fits->size(); ++i) {
+      JsonReader f((*fits)[i], file, in.path_of("collective_fits") + "[" + std::to_string(i) + "]");
+      CollectiveFit fit;
+      fit.op = f.require_choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                       "send_recv"});
+      fit.span = f.require_choice("span", {"intra_node", "inter_node"});
+      fit.group_size = f.int_or("group_size", 0, 0, 100'000'000);
+      fit.latency_us = f.require_number("latency_us", 0, 1e7);
+      fit.busbw_gbps = f.require_number("busbw_gbps", 1e-6, 1e7);
+      f.allow("source");
+      f.allow("rms_relative_error");
+      f.finish();
+      node.collective_fits.push_back(fit);
+    }
+  }
   in.finish();
   return node;
 }
+
+namespace {
+Json collective_fits_to_json(const std::vector<CollectiveFit>& fits) {
+  Json out = Json::array();
+  for (const auto& f : fits) {
+    out.push_back({{"op", f.op},
+                   {"span", f.span},
+                   {"group_size", f.group_size},
+                   {"latency_us", f.latency_us},
+                   {"busbw_gbps", f.busbw_gbps}});
+  }
+  return out;
+}
+}  // namespace
 
 Json node_spec_to_json(const NodeSpec& node) {
   Json tflops = Json::object();
@@ -177,7 +215,12 @@ Json node_spec_to_json(const NodeSpec& node) {
             {"matmul_efficiency", efficiency},
             {"sm_count", node.gpu.sm_count},
             {"l2_cache_mib", node.gpu.l2_cache_mib},
-            {"kernel_launch_us", node.gpu.kernel_launch_us}}},
+            {"kernel_launch_us", node.gpu.kernel_launch_us},
+            {"gemm_m_half", node.gpu.gemm_m_half},
+            {"gemm_n_half", node.gpu.gemm_n_half},
+            {"gemm_k_half", node.gpu.gemm_k_half},
+            {"gemm_tile_m", node.gpu.gemm_tile_m},
+            {"gemm_tile_n", node.gpu.gemm_tile_n}}},
           {"intra_node",
            {{"fabric", to_string(node.intra.fabric)},
             {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},
@@ -190,7 +233,8 @@ Json node_spec_to_json(const NodeSpec& node) {
            {{"nics_per_node", node.inter.nics_per_node},
             {"nic_gbit_per_s", node.inter.nic_gbit_per_s},
             {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
-            {"latency_us", node.inter.latency_us}}}};
+            {"latency_us", node.inter.latency_us}}},
+          {"collective_fits", collective_fits_to_json(node.collective_fits)}};
 }
 
 }  // namespace parplan

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,14 @@ struct GpuSpec {
   int64_t sm_count = 0;
   double l2_cache_mib = 0;
   double kernel_launch_us = 4.0;  // host-side launch + dependency gap per kernel
+  // GEMM efficiency by shape (cost_models/gemm_model.h): a dimension equal to its *_half
+  // value halves the throughput of large GEMMs (pipeline fill, under-filled tiles); tiles of
+  // gemm_tile_m x gemm_tile_n spread over sm_count processors in waves (0 disables waves).
+  double gemm_m_half = 64;
+  double gemm_n_half = 64;
+  double gemm_k_half = 128;
+  int64_t gemm_tile_m = 128;
+  int64_t gemm_tile_n = 256;
 
   double peak_tflops(Precision p) const { return dense_tflops[static_cast<int>(p)]; }
   double max_matmul_efficiency(Precision p) const {
@@ -67,6 +76,16 @@ struct InterNodeSpec {
   double latency_us = 40;             // small-message collective latency across nodes
 };
 
+// A fitted collective: time = latency_us + algbw-bytes / (busbw_gbps * 1e9) * bus_factor.
+// Measured profiles carry these per operation and span; they override the link formulas.
+struct CollectiveFit {
+  std::string op;    // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
+  std::string span;  // intra_node or inter_node
+  int64_t group_size = 0;  // 0: any size
+  double latency_us = 0;
+  double busbw_gbps = 0;
+};
+
 struct NodeSpec {
   std::string name;
   std::string description;
@@ -74,6 +93,7 @@ struct NodeSpec {
   GpuSpec gpu;
   IntraNodeSpec intra;
   InterNodeSpec inter;
+  std::vector<CollectiveFit> collective_fits;
   // Key paths of figures given without a source (presets must have none).
   std::vector<std::string> unsourced_figures;
 

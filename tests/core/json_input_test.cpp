@@ -1,0 +1,82 @@
+#include "core/json_input.h"
+
+#include <gtest/gtest.h>
+
+#include "core/check.h"
+
+namespace parplan {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonInput, RejectsDuplicateKeysWithPath) {
+  const std::string msg = error_of([] { parse_json(R"({"plan": {"tp": 1, "tp": 2}})", "job.json"); });
+  EXPECT_NE(msg.find("job.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("plan.tp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("duplicated"), std::string::npos) << msg;
+}
+
+TEST(JsonInput, RejectsDeepNesting) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "[";
+  for (int i = 0; i < 200; ++i) text += "]";
+  EXPECT_NE(error_of([&] { parse_json(text, "deep.json"); }).find("nesting"), std::string::npos);
+}
+
+TEST(JsonInput, RejectsInvalidJsonAndKeepsMessagePrintable) {
+  const std::string msg = error_of([] { parse_json("{\"a\": \xff\xfe}", "bin.json"); });
+  EXPECT_NE(msg.find("bin.json"), std::string::npos);
+  for (unsigned char c : msg) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << msg;
+}
+
+TEST(JsonInput, NaNAndInfinityAreNotJson) {
+  EXPECT_NE(error_of([] { parse_json(R"({"a": NaN})", "x.json"); }), "");
+  EXPECT_NE(error_of([] { parse_json(R"({"a": Infinity})", "x.json"); }), "");
+}
+
+TEST(JsonReader, TypedValuesAndRanges) {
+  const Json j = parse_json(R"({"a": 3, "b": -1, "c": 2.5, "d": "x", "e": 1e30, "f": 18446744073709551615})", "f.json");
+  JsonReader in(j, "f.json", "plan");
+  EXPECT_EQ(in.require_int("a", 1), 3);
+  EXPECT_NE(error_of([&] { in.require_int("b", 1); }).find("plan.b: found -1; allowed: an integer >= 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { in.require_int("c", 1); }).find("2.5"), std::string::npos);
+  EXPECT_NE(error_of([&] { in.require_int("d", 1); }).find("\"x\""), std::string::npos);
+  EXPECT_NE(error_of([&] { in.require_int("e", 1); }).find("64-bit"), std::string::npos);
+  EXPECT_NE(error_of([&] { in.require_int("f", 1); }).find("18446744073709551615"), std::string::npos);
+}
+
+TEST(JsonReader, UnknownKeySuggestsNearest) {
+  const Json j = parse_json(R"({"tp": 2, "ppp": 4})", "job.json");
+  JsonReader in(j, "job.json", "plan");
+  in.int_or("tp", 1, 1);
+  in.int_or("pp", 1, 1);
+  const std::string msg = error_of([&] { in.finish(); });
+  EXPECT_NE(msg.find("plan.ppp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean \"pp\""), std::string::npos) << msg;
+}
+
+TEST(JsonReader, ChoiceListsAllowedValues) {
+  const Json j = parse_json(R"({"recompute": "some"})", "job.json");
+  JsonReader in(j, "job.json", "plan");
+  const std::string msg = error_of([&] { in.choice_or("recompute", "none", {"none", "full"}); });
+  EXPECT_NE(msg.find("plan.recompute: found \"some\"; allowed: one of \"none\", \"full\""),
+            std::string::npos)
+      << msg;
+}
+
+TEST(EditDistance, ClosedForms) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("tp", "tp"), 0u);
+}
+
+}  // namespace
+}  // namespace parplan

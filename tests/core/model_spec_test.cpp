@@ -1,0 +1,54 @@
+#include "core/model_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "core/check.h"
+#include "core/presets.h"
+
+namespace parplan {
+namespace {
+
+TEST(ModelSpec, Gpt3ParameterCountMatchesNarayanan) {
+  // Narayanan et al. 2021 §5.1: P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)); 174.6B for
+  // GPT-3 (l=96, h=12288, V=51200, s=2048). Our count omits linear biases (9h per layer)
+  // and adds the final LayerNorm (2h), which the formula leaves out.
+  const ModelSpec m = *find_model_preset("gpt3-175b");
+  const double l = 96, h = 12288, V = 51200, s = 2048;
+  const double narayanan = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+  const double ours = static_cast<double>(m.total_params(2048));
+  EXPECT_NEAR(ours, narayanan - 9 * h * l + 2 * h, 1.0);
+}
+
+TEST(ModelSpec, GqaSwigluLlama8B) {
+  const ModelSpec m = *find_model_preset("llama3.1-8b");
+  // Published: 8.03B parameters (Llama 3.1 model card).
+  EXPECT_NEAR(static_cast<double>(m.total_params(8192)) / 1e9, 8.03, 0.01);
+  EXPECT_EQ(m.kv_width(), 1024);
+  EXPECT_EQ(m.attention_params(), 4096LL * (4096 + 2 * 1024) + 4096LL * 4096);
+}
+
+TEST(ModelSpec, MoeLayersAndActiveParams) {
+  const Json j = parse_json(R"({"name": "moe", "num_layers": 8, "hidden_size": 64,
+      "num_attention_heads": 4, "ffn_hidden_size": 256, "vocab_size": 100, "activation": "swiglu",
+      "normalization": "rmsnorm", "position_embedding": "rotary", "tied_embeddings": false,
+      "moe": {"num_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 32, "moe_layer_frequency": 2,
+              "first_dense_layers": 2}})", "m.json");
+  const ModelSpec m = parse_model_spec(j, "m.json", "model");
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_FALSE(m.is_moe_layer(1));
+  EXPECT_TRUE(m.is_moe_layer(2));
+  EXPECT_FALSE(m.is_moe_layer(3));
+  EXPECT_TRUE(m.is_moe_layer(4));
+  EXPECT_EQ(m.num_moe_layers(), 3);
+  EXPECT_EQ(m.routed_expert_params(), 3 * 64 * 32);
+  EXPECT_EQ(m.total_params(16) - m.active_params(16), 3 * 6 * m.routed_expert_params());
+}
+
+TEST(ModelSpec, HeadsMustDivideHiddenWithoutHeadDim) {
+  const Json j = parse_json(R"({"name": "x", "num_layers": 2, "hidden_size": 100,
+      "num_attention_heads": 3, "vocab_size": 10})", "m.json");
+  EXPECT_THROW(parse_model_spec(j, "m.json", "model"), InputError);
+}
+
+}  // namespace
+}  // namespace parplan

@@ -1,0 +1,53 @@
+#include "core/parallel_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "core/job.h"
+#include "core/presets.h"
+
+namespace parplan {
+namespace {
+
+Job small_job(const std::string& plan_json) {
+  const std::string text = R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": )" + plan_json + "}";
+  return parse_job(parse_json(text, "job.json"), "job.json", "", PlanCheck::Skip);
+}
+
+TEST(ParallelPlan, DpDerivedFromCluster) {
+  const Job job = small_job(R"({"tp": 2, "pp": 2})");
+  EXPECT_EQ(job.plan.dp, 4);
+  EXPECT_FALSE(check_plan(job.model, job.cluster, job.training, job.plan).has_value());
+}
+
+TEST(ParallelPlan, ViolationsNameKeyAndReason) {
+  auto reason = [](const std::string& plan) {
+    const Job job = small_job(plan);
+    auto v = check_plan(job.model, job.cluster, job.training, job.plan);
+    return v ? v->reason : std::string("ok");
+  };
+  EXPECT_EQ(reason(R"({"tp": 2, "pp": 2, "dp": 2})"), "gpu-count");
+  EXPECT_EQ(reason(R"({"tp": 16, "dp": 1})"), "ok");  // 8 kv heads replicated over tp 16
+  EXPECT_EQ(reason(R"({"tp": 1, "dp": 16, "micro_batch_size": 3})"), "batch-by-dp-mbs");
+  EXPECT_EQ(reason(R"({"tp": 1, "pp": 2, "vpp": 2, "schedule": "1f1b"})"), "schedule-vpp");
+  EXPECT_EQ(reason(R"({"tp": 1, "pp": 1, "vpp": 2})"), "vpp-needs-pp");
+  EXPECT_EQ(reason(R"({"ep": 2})"), "ep-without-moe");
+  EXPECT_EQ(reason(R"({"tp": 1, "pp": 16, "vpp": 4})"), "layers-by-stages");
+}
+
+TEST(ParallelPlan, UnevenSplitGivesExtraLayersToMiddleChunks) {
+  ModelSpec m;
+  m.num_layers = 70;
+  ParallelPlan p;
+  p.pp = 12;
+  const auto split = layers_per_chunk(m, p);
+  EXPECT_EQ(std::accumulate(split.begin(), split.end(), int64_t{0}), 70);
+  EXPECT_EQ(split.front(), 5);
+  EXPECT_EQ(split.back(), 5);
+  EXPECT_EQ(*std::max_element(split.begin(), split.end()), 6);
+}
+
+}  // namespace
+}  // namespace parplan

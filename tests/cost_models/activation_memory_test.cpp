@@ -1,0 +1,80 @@
+#include "cost_models/activation_memory.h"
+
+#include <gtest/gtest.h>
+
+namespace parplan::cost {
+namespace {
+
+// Korthikanti et al. 2022, Table 2, for a GPT layer (MHA, gelu, 4h MLP, dropout, no flash
+// attention), in units of s*b*h bytes.
+class Korthikanti : public testing::Test {
+ protected:
+  ModelSpec model;
+  ActivationOptions options;
+  double s = 2048, b = 4, h = 6144, a = 48;
+  void SetUp() override {
+    model.hidden_size = 6144;
+    model.num_attention_heads = 48;
+    model.num_query_groups = 48;
+    model.head_dim = 128;
+    model.ffn_hidden_size = 4 * 6144;
+    options.micro_batch_size = 4;
+    options.seq_length = 2048;
+    options.flash_attention = false;
+    options.dropout = true;
+  }
+  double stored() { return dense_layer_activation_bytes(model, options).stored / (s * b * h); }
+};
+
+TEST_F(Korthikanti, NoParallelism) {
+  EXPECT_NEAR(stored(), 34 + 5 * a * s / h, 1e-9);
+}
+
+TEST_F(Korthikanti, TensorParallel) {
+  options.tp = 8;
+  EXPECT_NEAR(stored(), 10 + 24.0 / 8 + 5 * a * s / (h * 8), 1e-9);
+}
+
+TEST_F(Korthikanti, TensorAndSequenceParallel) {
+  options.tp = 8;
+  options.sequence_parallel = true;
+  EXPECT_NEAR(stored(), 34.0 / 8 + 5 * a * s / (h * 8), 1e-9);
+}
+
+TEST_F(Korthikanti, TensorParallelSelectiveRecompute) {
+  options.tp = 8;
+  options.recompute = Recompute::Selective;
+  EXPECT_NEAR(stored(), 10 + 24.0 / 8, 1e-9);
+}
+
+TEST_F(Korthikanti, TensorSequenceParallelSelectiveRecompute) {
+  options.tp = 8;
+  options.sequence_parallel = true;
+  options.recompute = Recompute::Selective;
+  EXPECT_NEAR(stored(), 34.0 / 8, 1e-9);
+}
+
+TEST_F(Korthikanti, FullRecompute) {
+  options.recompute = Recompute::Full;
+  EXPECT_NEAR(stored(), 2, 1e-9);
+  options.tp = 8;
+  options.sequence_parallel = true;
+  EXPECT_NEAR(stored(), 2.0 / 8, 1e-9);
+}
+
+TEST_F(Korthikanti, FlashAttentionDropsTheScoreTerm) {
+  options.flash_attention = true;
+  const double flash = stored();
+  // log-sum-exp statistics remain: 4 bytes per head per token.
+  EXPECT_NEAR(flash, 34 + 4 * a / h, 1e-9);
+}
+
+TEST_F(Korthikanti, ContextParallelDividesEverything) {
+  options.flash_attention = true;
+  const double one = stored();
+  options.cp = 4;
+  EXPECT_NEAR(stored(), one / 4, 1e-9);
+}
+
+}  // namespace
+}  // namespace parplan::cost
