@@ -18,7 +18,8 @@ void write_file_atomically(const std::string& path, std::string_view text) {
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) {
-    throw InputError(path, "", "a path whose folder does not exist", "a path in an existing folder");
+    throw InputError(path, "", "a path whose folder does not exist",
+                     "a path in an existing folder");
   }
   if (fs::is_directory(target, ec)) {
     throw InputError(path, "", "a directory", "a file path to write");
@@ -55,7 +56,8 @@ void write_file_atomically(const std::string& path, std::string_view text) {
   }
 }
 
-void check_not_overwriting_inputs(const std::string& output, const std::vector<std::string>& inputs) {
+void check_not_overwriting_inputs(const std::string& output,
+                                  const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (const auto& input : inputs) {

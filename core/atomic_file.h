@@ -13,6 +13,7 @@ namespace parplan {
 void write_file_atomically(const std::string& path, std::string_view text);
 
 // Refuses (throws InputError) when `output` names the same file as any of `inputs`.
-void check_not_overwriting_inputs(const std::string& output, const std::vector<std::string>& inputs);
+void check_not_overwriting_inputs(const std::string& output,
+                                  const std::vector<std::string>& inputs);
 
 }  // namespace parplan

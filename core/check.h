@@ -47,13 +47,13 @@ std::string concat(const Parts&... parts) {
 }  // namespace parplan
 
 // Throws parplan::Error with the streamed message when cond is false.
-#define PARPLAN_CHECK(cond, ...)                                          \
-  do {                                                                    \
+#define PARPLAN_CHECK(cond, ...)                                                 \
+  do {                                                                           \
     if (!(cond)) throw ::parplan::Error(::parplan::detail::concat(__VA_ARGS__)); \
   } while (0)
 
 // Internal invariant: aborts with file:line in every build type.
-#define PARPLAN_ASSERT(cond)                                                 \
-  do {                                                                       \
+#define PARPLAN_ASSERT(cond)                                                \
+  do {                                                                      \
     if (!(cond)) ::parplan::detail::assert_fail(#cond, __FILE__, __LINE__); \
   } while (0)

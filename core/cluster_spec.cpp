@@ -51,7 +51,8 @@ class FigureReader {
 
 void read_precision_table(JsonReader& parent, std::string_view key, FigureReader& figures,
                           std::array<double, kNumPrecisions>& out, double max, bool required) {
-  auto table = required ? std::optional<JsonReader>(parent.object(key)) : parent.optional_object(key);
+  auto table =
+      required ? std::optional<JsonReader>(parent.object(key)) : parent.optional_object(key);
   if (!table) return;
   for (int i = 0; i < kNumPrecisions; ++i) {
     out[i] = figures.get(*table, kPrecisionNames[i], 0.0, 0.0, max);
@@ -135,7 +136,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     JsonReader intra = in.object("intra_node");
     IntraNodeSpec& s = node.intra;
     const std::string fabric = intra.require_choice("fabric", {"switch", "mesh", "pcie"});
-    s.fabric = fabric == "mesh" ? IntraFabric::Mesh
+    s.fabric = fabric == "mesh"   ? IntraFabric::Mesh
                : fabric == "pcie" ? IntraFabric::Pcie
                                   : IntraFabric::Switch;
     s.link_bandwidth_gbps = figures.require(intra, "link_bandwidth_gbps", 0.001, 1e6);
@@ -160,13 +161,14 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   }
   if (const Json* fits = in.find("collective_fits"); fits != nullptr && !fits->is_null()) {
     if (!fits->is_array()) {
-      in.fail("collective_fits", describe_json_value(*fits), "a list of {op, span, latency_us, busbw_gbps}");
+      in.fail("collective_fits", describe_json_value(*fits),
+              "a list of {op, span, latency_us, busbw_gbps}");
     }
     for (std::size_t i = 0; i < fits->size(); ++i) {
       JsonReader f((*fits)[i], file, in.path_of("collective_fits") + "[" + std::to_string(i) + "]");
       CollectiveFit fit;
-      fit.op = f.require_choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                                       "send_recv"});
+      fit.op = f.require_choice(
+          "op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"});
       fit.span = f.require_choice("span", {"intra_node", "inter_node"});
       fit.group_size = f.int_or("group_size", 0, 0, 100'000'000);
       fit.latency_us = f.require_number("latency_us", 0, 1e7);

@@ -8,8 +8,8 @@
 #pragma once
 
 #include <array>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +26,9 @@ double activation_bytes(Precision precision);
 struct GpuSpec {
   std::string name;
   std::string vendor = "nvidia";
-  double memory_gib = 0;           // usable device memory
-  double hbm_bandwidth_gbps = 0;   // datasheet, GB/s
-  double hbm_efficiency = 0.9;     // achievable fraction for streaming kernels (measured)
+  double memory_gib = 0;          // usable device memory
+  double hbm_bandwidth_gbps = 0;  // datasheet, GB/s
+  double hbm_efficiency = 0.9;    // achievable fraction for streaming kernels (measured)
   // Dense tensor throughput per precision, TFLOP/s; 0 where unsupported (fp32 means TF32).
   std::array<double, kNumPrecisions> dense_tflops{};
   // Measured maximum achievable matmul throughput as a fraction of dense peak (MAMF).
@@ -46,9 +46,7 @@ struct GpuSpec {
   int64_t gemm_tile_n = 256;
 
   double peak_tflops(Precision p) const { return dense_tflops[static_cast<int>(p)]; }
-  double max_matmul_efficiency(Precision p) const {
-    return matmul_efficiency[static_cast<int>(p)];
-  }
+  double max_matmul_efficiency(Precision p) const { return matmul_efficiency[static_cast<int>(p)]; }
 };
 
 // How the GPUs of one node talk to each other.
@@ -61,8 +59,8 @@ const char* to_string(IntraFabric fabric);
 
 struct IntraNodeSpec {
   IntraFabric fabric = IntraFabric::Switch;
-  double link_bandwidth_gbps = 0;  // per direction: per GPU (switch, pcie) or per peer (mesh)
-  double busbw_efficiency = 0.8;   // measured large-message ring busbw / link bandwidth
+  double link_bandwidth_gbps = 0;        // per direction: per GPU (switch, pcie) or per peer (mesh)
+  double busbw_efficiency = 0.8;         // measured large-message ring busbw / link bandwidth
   double nvls_allreduce_busbw_gbps = 0;  // NVLink SHARP all-reduce busbw (0: none)
   int64_t island_gpus = 1;               // pcie: GPUs joined by NVLink bridges
   double island_bandwidth_gbps = 0;      // pcie: bridge bandwidth per direction
@@ -79,8 +77,8 @@ struct InterNodeSpec {
 // A fitted collective: time = latency_us + algbw-bytes / (busbw_gbps * 1e9) * bus_factor.
 // Measured profiles carry these per operation and span; they override the link formulas.
 struct CollectiveFit {
-  std::string op;    // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
-  std::string span;  // intra_node or inter_node
+  std::string op;          // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
+  std::string span;        // intra_node or inter_node
   int64_t group_size = 0;  // 0: any size
   double latency_us = 0;
   double busbw_gbps = 0;

@@ -16,7 +16,8 @@ class HfReader {
  public:
   HfReader(const Json& object, std::string file) : object_(object), file_(std::move(file)) {}
 
-  const Json* find(std::initializer_list<const char*> keys, std::string* found_key = nullptr) const {
+  const Json* find(std::initializer_list<const char*> keys,
+                   std::string* found_key = nullptr) const {
     for (const char* key : keys) {
       auto it = object_.find(key);
       if (it != object_.end() && !it->is_null()) {
@@ -80,8 +81,8 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   HfReader in(object, file);
   std::string model_type = in.string_or("model_type", "");
   if (model_type.empty()) {
-    if (const Json* arch = in.find({"architectures"}); arch && arch->is_array() && !arch->empty() &&
-                                                       (*arch)[0].is_string()) {
+    if (const Json* arch = in.find({"architectures"});
+        arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
       model_type = (*arch)[0].get<std::string>();
     }
   }
@@ -94,8 +95,8 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   m.num_layers = in.require_int({"num_hidden_layers", "n_layer", "num_layers"}, 1);
   m.hidden_size = in.require_int({"hidden_size", "n_embd", "d_model"}, 1);
   m.num_attention_heads = in.require_int({"num_attention_heads", "n_head"}, 1);
-  m.num_query_groups =
-      in.optional_int({"num_key_value_heads", "multi_query_group_num"}, 1).value_or(m.num_attention_heads);
+  m.num_query_groups = in.optional_int({"num_key_value_heads", "multi_query_group_num"}, 1)
+                           .value_or(m.num_attention_heads);
   m.vocab_size = in.require_int({"vocab_size", "padded_vocab_size"}, 1);
   if (auto head_dim = in.optional_int({"head_dim"}, 1)) {
     m.head_dim = *head_dim;
@@ -117,7 +118,7 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
     m.ffn_hidden_size = in.require_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1);
     const std::string act = in.string_or("hidden_act", in.string_or("activation_function", "silu"));
     m.activation = (act == "silu" || act == "swish" || act == "swiglu") ? Activation::Swiglu
-                                                                       : Activation::Gelu;
+                                                                        : Activation::Gelu;
     m.normalization = (in.find({"rms_norm_eps"}) != nullptr || m.activation == Activation::Swiglu)
                           ? Normalization::RmsNorm
                           : Normalization::LayerNorm;
@@ -138,11 +139,13 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
         in.optional_int({"moe_intermediate_size"}, 1).value_or(m.ffn_hidden_size);
     moe.num_shared_experts = in.optional_int({"n_shared_experts"}, 0).value_or(0);
     moe.shared_expert_ffn_hidden_size = moe.num_shared_experts * moe.expert_ffn_hidden_size;
-    if (auto shared = in.optional_int({"shared_expert_intermediate_size"}, 0); shared && *shared > 0) {
+    if (auto shared = in.optional_int({"shared_expert_intermediate_size"}, 0);
+        shared && *shared > 0) {
       moe.num_shared_experts = 1;
       moe.shared_expert_ffn_hidden_size = *shared;
     }
-    moe.moe_layer_frequency = in.optional_int({"moe_layer_freq", "decoder_sparse_step"}, 1).value_or(1);
+    moe.moe_layer_frequency =
+        in.optional_int({"moe_layer_freq", "decoder_sparse_step"}, 1).value_or(1);
     moe.first_dense_layers = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
     if (moe.top_k > moe.num_experts) {
       throw InputError(file, "num_experts_per_tok", std::to_string(moe.top_k),

@@ -99,7 +99,8 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
   }
 
   const Json* model = in.find("model");
-  if (model == nullptr) in.fail("model", "nothing (the key is missing)", "a model preset, path or object");
+  if (model == nullptr)
+    in.fail("model", "nothing (the key is missing)", "a model preset, path or object");
   job.model = resolve_model(*model, file, "model", base_dir);
 
   {
@@ -113,15 +114,17 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     const auto num_gpus = cluster.optional_int("num_gpus", 1, 100'000'000);
     cluster.finish();
     if (num_nodes && num_gpus && *num_gpus != *num_nodes * node.gpus_per_node) {
-      cluster.fail("num_gpus", std::to_string(*num_gpus),
-                   "num_nodes * gpus_per_node = " + std::to_string(*num_nodes * node.gpus_per_node) +
-                       ", or give only one of num_nodes and num_gpus");
+      cluster.fail(
+          "num_gpus", std::to_string(*num_gpus),
+          "num_nodes * gpus_per_node = " + std::to_string(*num_nodes * node.gpus_per_node) +
+              ", or give only one of num_nodes and num_gpus");
     }
     if (!num_nodes && !num_gpus) {
       cluster.fail("num_nodes", "neither num_nodes nor num_gpus", "one of them");
     }
     const int64_t gpus = num_gpus ? *num_gpus : *num_nodes * node.gpus_per_node;
-    const int64_t nodes = num_nodes ? *num_nodes : (gpus + node.gpus_per_node - 1) / node.gpus_per_node;
+    const int64_t nodes =
+        num_nodes ? *num_nodes : (gpus + node.gpus_per_node - 1) / node.gpus_per_node;
     job.cluster = make_cluster(node, nodes, gpus);
   }
 

@@ -207,10 +207,10 @@ int64_t json_to_int(const Json& value, const std::string& file, const std::strin
   if (value.is_number_float()) {
     const double d = value.get<double>();
     const bool integral = std::isfinite(d) && std::floor(d) == d;
-    const std::string found =
-        integral ? printable(value.dump()) + " (a number beyond the 64-bit integer range or "
+    const std::string found = integral ? printable(value.dump()) +
+                                             " (a number beyond the 64-bit integer range or "
                                              "written with a fraction or exponent)"
-                 : printable(value.dump());
+                                       : printable(value.dump());
     throw InputError(file, path, found, allowed);
   }
   throw InputError(file, path, describe_json_value(value), allowed);

@@ -50,22 +50,26 @@ int64_t ModelSpec::attention_params() const {
     // DeepSeek-V2 §2.1.2: W_DQ (h x q_rank), W_UQ (q_rank x heads*(nope+rope)), W_DKV
     // (h x kv_rank), W_KR (h x rope), W_UK/W_UV (kv_rank x heads*(nope + v)), W_O.
     const int64_t qk_dim = mla->qk_nope_head_dim + mla->qk_rope_head_dim;
-    const int64_t q_params = mla->q_lora_rank > 0
-                                 ? h * mla->q_lora_rank + mla->q_lora_rank * num_attention_heads * qk_dim
-                                 : h * num_attention_heads * qk_dim;
-    const int64_t kv_params = h * (mla->kv_lora_rank + mla->qk_rope_head_dim) +
-                              mla->kv_lora_rank * num_attention_heads *
-                                  (mla->qk_nope_head_dim + mla->v_head_dim);
+    const int64_t q_params =
+        mla->q_lora_rank > 0
+            ? h * mla->q_lora_rank + mla->q_lora_rank * num_attention_heads * qk_dim
+            : h * num_attention_heads * qk_dim;
+    const int64_t kv_params =
+        h * (mla->kv_lora_rank + mla->qk_rope_head_dim) +
+        mla->kv_lora_rank * num_attention_heads * (mla->qk_nope_head_dim + mla->v_head_dim);
     const int64_t out_params = num_attention_heads * mla->v_head_dim * h;
     return q_params + kv_params + out_params;
   }
   return h * (query_width() + 2 * kv_width()) + query_width() * h;
 }
 
-int64_t ModelSpec::dense_mlp_params() const { return mlp_matrices() * hidden_size * ffn_hidden_size; }
+int64_t ModelSpec::dense_mlp_params() const {
+  return mlp_matrices() * hidden_size * ffn_hidden_size;
+}
 
 int64_t ModelSpec::norm_params_per_layer() const {
-  const int64_t per_norm = normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
+  const int64_t per_norm =
+      normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
   return 2 * per_norm;
 }
 
@@ -86,7 +90,8 @@ int64_t ModelSpec::layer_params(int64_t layer) const {
 }
 
 int64_t ModelSpec::embedding_params(int64_t seq_length) const {
-  const int64_t position = position_embedding == PositionEmbedding::Learned ? seq_length * hidden_size : 0;
+  const int64_t position =
+      position_embedding == PositionEmbedding::Learned ? seq_length * hidden_size : 0;
   return vocab_size * hidden_size + position;
 }
 
@@ -96,7 +101,8 @@ int64_t ModelSpec::output_layer_params() const {
 
 int64_t ModelSpec::total_params(int64_t seq_length) const {
   int64_t total = embedding_params(seq_length) + output_layer_params();
-  const int64_t final_norm = normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
+  const int64_t final_norm =
+      normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
   total += final_norm;
   const int64_t moe_layers = num_moe_layers();
   const int64_t dense_layers = num_layers - moe_layers;
@@ -122,12 +128,13 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
   const auto head_dim = in.optional_int("head_dim", 1, kMaxWidth);
   m.ffn_hidden_size = in.int_or("ffn_hidden_size", 4 * m.hidden_size, 1, 16 * kMaxWidth);
   m.vocab_size = in.require_int("vocab_size", 1, kMaxVocab);
-  m.activation =
-      in.choice_or("activation", "gelu", {"gelu", "swiglu"}) == "swiglu" ? Activation::Swiglu
-                                                                        : Activation::Gelu;
-  m.normalization = in.choice_or("normalization", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
-                        ? Normalization::RmsNorm
-                        : Normalization::LayerNorm;
+  m.activation = in.choice_or("activation", "gelu", {"gelu", "swiglu"}) == "swiglu"
+                     ? Activation::Swiglu
+                     : Activation::Gelu;
+  m.normalization =
+      in.choice_or("normalization", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
+          ? Normalization::RmsNorm
+          : Normalization::LayerNorm;
   const std::string position =
       in.choice_or("position_embedding", "learned", {"learned", "rotary", "alibi"});
   m.position_embedding = position == "rotary"  ? PositionEmbedding::Rotary
@@ -182,9 +189,9 @@ void validate_model_spec(const ModelSpec& m, const std::string& file, const std:
   auto key = [&](std::string_view k) { return join_key_path(path, k); };
   if (m.num_query_groups > m.num_attention_heads ||
       m.num_attention_heads % m.num_query_groups != 0) {
-    throw InputError(file, key("num_query_groups"), std::to_string(m.num_query_groups),
-                     "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) +
-                         ")");
+    throw InputError(
+        file, key("num_query_groups"), std::to_string(m.num_query_groups),
+        "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
   }
   if (m.moe && m.moe->first_dense_layers >= m.num_layers) {
     throw InputError(file, key("moe.first_dense_layers"), std::to_string(m.moe->first_dense_layers),

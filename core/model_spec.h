@@ -78,8 +78,7 @@ struct ModelSpec {
 ModelSpec parse_model_spec(const Json& object, const std::string& file, const std::string& path);
 
 // Checks relations inside one model (query groups divide heads, MoE ranges, ...).
-void validate_model_spec(const ModelSpec& model, const std::string& file,
-                         const std::string& path);
+void validate_model_spec(const ModelSpec& model, const std::string& file, const std::string& path);
 
 Json model_spec_to_json(const ModelSpec& model);
 

@@ -51,8 +51,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   p.vpp = in.int_or("vpp", 1, 1, 1024);
   p.micro_batch_size = in.int_or("micro_batch_size", 1, 1, 1'000'000);
   p.sequence_parallel = in.bool_or("sequence_parallel", false);
-  const std::string recompute =
-      in.choice_or("recompute", "none", {"none", "selective", "full"});
+  const std::string recompute = in.choice_or("recompute", "none", {"none", "selective", "full"});
   p.recompute = recompute == "full"        ? Recompute::Full
                 : recompute == "selective" ? Recompute::Selective
                                            : Recompute::None;
@@ -60,8 +59,8 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   const std::string schedule =
       in.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
                    {"1f1b", "interleaved", "gpipe", "zero-bubble", "zb-h1", "dualpipe"});
-  p.schedule = schedule == "gpipe"         ? ScheduleKind::Gpipe
-               : schedule == "interleaved" ? ScheduleKind::Interleaved
+  p.schedule = schedule == "gpipe"                                ? ScheduleKind::Gpipe
+               : schedule == "interleaved"                        ? ScheduleKind::Interleaved
                : schedule == "zero-bubble" || schedule == "zb-h1" ? ScheduleKind::ZeroBubble
                : schedule == "dualpipe"                           ? ScheduleKind::DualPipe
                                                                   : ScheduleKind::OneFOneB;
@@ -71,10 +70,9 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
       in.fail("layers_per_stage", describe_json_value(*split), "a list of layer counts");
     }
     for (std::size_t i = 0; i < split->size(); ++i) {
-      p.layers_per_stage.push_back(json_to_int((*split)[i], file,
-                                               in.path_of("layers_per_stage") + "[" +
-                                                   std::to_string(i) + "]",
-                                               0, 100'000));
+      p.layers_per_stage.push_back(
+          json_to_int((*split)[i], file,
+                      in.path_of("layers_per_stage") + "[" + std::to_string(i) + "]", 0, 100'000));
     }
   }
   p.zero_shard_size = in.int_or("zero_shard_size", 0, 0, kMaxDegree);
@@ -85,8 +83,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   } else if (model_parallel <= num_gpus && num_gpus % model_parallel == 0) {
     p.dp = num_gpus / model_parallel;
   } else {
-    throw InputError(file, join_key_path(path, "tp"),
-                     "tp*pp*cp = " + str(model_parallel),
+    throw InputError(file, join_key_path(path, "tp"), "tp*pp*cp = " + str(model_parallel),
                      "a product that divides the cluster's " + str(num_gpus) + " GPUs");
   }
   in.finish();
@@ -95,8 +92,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
 
 std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpec& cluster,
                                         const TrainingSpec& training, const ParallelPlan& p) {
-  auto violation = [](std::string reason, std::string key, std::string found,
-                      std::string allowed) {
+  auto violation = [](std::string reason, std::string key, std::string found, std::string allowed) {
     return PlanViolation{std::move(reason), std::move(key), std::move(found), std::move(allowed)};
   };
   if (p.num_gpus() != cluster.num_gpus) {
@@ -106,14 +102,14 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
                      "a product equal to the cluster's " + str(cluster.num_gpus) + " GPUs");
   }
   if (model.num_attention_heads % p.tp != 0) {
-    return violation("heads-by-tp", "plan.tp", str(p.tp),
-                     "a divisor of model.num_attention_heads (" + str(model.num_attention_heads) +
-                         ")");
+    return violation(
+        "heads-by-tp", "plan.tp", str(p.tp),
+        "a divisor of model.num_attention_heads (" + str(model.num_attention_heads) + ")");
   }
   if (model.num_query_groups % p.tp != 0 && p.tp % model.num_query_groups != 0) {
-    return violation("query-groups-by-tp", "plan.tp", str(p.tp),
-                     "a divisor or a multiple of model.num_query_groups (" +
-                         str(model.num_query_groups) + ")");
+    return violation(
+        "query-groups-by-tp", "plan.tp", str(p.tp),
+        "a divisor or a multiple of model.num_query_groups (" + str(model.num_query_groups) + ")");
   }
   if (model.ffn_hidden_size % p.tp != 0) {
     return violation("ffn-by-tp", "plan.tp", str(p.tp),

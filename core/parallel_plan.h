@@ -35,7 +35,7 @@ struct ParallelPlan {
   int zero_stage = 0;
   ScheduleKind schedule = ScheduleKind::OneFOneB;
   // Extensions (not in the contract's table; defaults keep the contract's meaning):
-  std::string order = "tp-cp-ep-dp-pp";  // rank order, fastest-varying first (Megatron)
+  std::string order = "tp-cp-ep-dp-pp";   // rank order, fastest-varying first (Megatron)
   std::vector<int64_t> layers_per_stage;  // explicit split over pp*vpp model chunks
   int64_t zero_shard_size = 0;            // hybrid sharding group; 0 = all of dp
 

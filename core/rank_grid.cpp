@@ -28,7 +28,8 @@ RankGrid RankGrid::from_order(std::string_view order, const std::vector<Dim>& si
     start = end + 1;
   }
   for (const auto& s : sizes) {
-    const bool listed = std::any_of(dims.begin(), dims.end(), [&](const Dim& d) { return d.name == s.name; });
+    const bool listed =
+        std::any_of(dims.begin(), dims.end(), [&](const Dim& d) { return d.name == s.name; });
     PARPLAN_CHECK(listed || s.size == 1, "rank order \"", order, "\" lacks dimension ", s.name);
   }
   return RankGrid(std::move(dims));

@@ -54,7 +54,9 @@ std::vector<PipeAction> interleaved(const PipelineShape& s, int64_t stage) {
   const auto table = interleaved_table(s.num_micro_batches, s.vpp, s.pp);
   const int64_t warmup = warmup_forwards(s, stage);
   std::vector<PipeAction> out;
-  auto forward = [&](int64_t k) { out.push_back({PipeOp::Forward, table[k].micro_batch, table[k].chunk}); };
+  auto forward = [&](int64_t k) {
+    out.push_back({PipeOp::Forward, table[k].micro_batch, table[k].chunk});
+  };
   auto backward = [&](int64_t k) {
     out.push_back({PipeOp::Backward, table[k].micro_batch, s.vpp - 1 - table[k].chunk});
   };

@@ -20,7 +20,8 @@ TrainingSpec parse_training_spec(const Json& object, const std::string& file,
   TrainingSpec t;
   t.global_batch_size = in.require_int("global_batch_size", 1, 1'000'000'000);
   t.seq_length = in.require_int("seq_length", 1, 100'000'000);
-  t.precision = *parse_precision(in.choice_or("precision", "bf16", {"fp32", "fp16", "bf16", "fp8"}));
+  t.precision =
+      *parse_precision(in.choice_or("precision", "bf16", {"fp32", "fp16", "bf16", "fp8"}));
   const std::string method = in.choice_or("method", "pretrain", {"pretrain", "sft", "lora"});
   t.method = method == "sft"    ? TrainingMethod::Sft
              : method == "lora" ? TrainingMethod::Lora

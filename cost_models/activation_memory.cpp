@@ -5,11 +5,11 @@ namespace parplan::cost {
 namespace {
 
 struct Dims {
-  double tokens;      // T = b*s/cp on this GPU
-  double rep;         // divisor for the regions outside tensor parallelism: 1 or 1/t with SP
-  double t;           // tp
-  double bpv;         // bytes per activation value
-  double mask;        // bytes per dropout-mask value (0 without dropout)
+  double tokens;  // T = b*s/cp on this GPU
+  double rep;     // divisor for the regions outside tensor parallelism: 1 or 1/t with SP
+  double t;       // tp
+  double bpv;     // bytes per activation value
+  double mask;    // bytes per dropout-mask value (0 without dropout)
 };
 
 Dims dims_of(const ActivationOptions& o) {
@@ -25,7 +25,7 @@ Dims dims_of(const ActivationOptions& o) {
 
 // Attention block, no recomputation (Korthikanti §4.1: 11sbh + 5as^2b for GPT).
 struct AttentionParts {
-  double replicated;  // LN1 input, QKV input, output dropout mask
+  double replicated;    // LN1 input, QKV input, output dropout mask
   double gemm_outputs;  // Q, K, V
   double core;          // score/softmax/dropout tensors (or flash attention statistics)
   double output;        // attention output = projection input
@@ -85,9 +85,9 @@ LayerActivationBytes combine(const AttentionParts& a, double mlp_replicated, dou
         // Operator-level selective checkpointing (torchtitan "op" mode): the layer input,
         // the attention output and every other matmul output are kept; norms and
         // activation functions are recomputed.
-        out.stored = layer_input + a.output + a.core +
-                     0.5 * (a.gemm_outputs + mlp_gemm + mlp_activation + mlp_extra +
-                            2 * layer_input);
+        out.stored =
+            layer_input + a.output + a.core +
+            0.5 * (a.gemm_outputs + mlp_gemm + mlp_activation + mlp_extra + 2 * layer_input);
       } else {
         // Megatron: recompute the attention core only (Table 2, "selective").
         const double kept_core = o.flash_attention || o.cp > 1 ? a.core : 0.0;
@@ -126,16 +126,16 @@ LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const Activa
   double shared_gemm = 0;
   double shared_act = 0;
   if (moe.shared_expert_ffn_hidden_size > 0) {
-    const MlpParts shared = mlp_parts(m, d, static_cast<double>(moe.shared_expert_ffn_hidden_size),
-                                      d.tokens, d.t);
+    const MlpParts shared =
+        mlp_parts(m, d, static_cast<double>(moe.shared_expert_ffn_hidden_size), d.tokens, d.t);
     shared_gemm = shared.gemm_outputs;
     shared_act = shared.activation;
   }
   const double h = static_cast<double>(m.hidden_size);
   // Dispatched expert inputs and the combine buffer (top_k copies of each token), router
   // probabilities in fp32.
-  const double dispatch = 2 * d.bpv * routed_tokens * h +
-                          4.0 * d.tokens * static_cast<double>(moe.num_experts);
+  const double dispatch =
+      2 * d.bpv * routed_tokens * h + 4.0 * d.tokens * static_cast<double>(moe.num_experts);
   return combine(a, routed.replicated, routed.gemm_outputs + shared_gemm,
                  routed.activation + shared_act, dispatch, o, d, m);
 }

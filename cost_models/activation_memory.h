@@ -14,15 +14,15 @@
 namespace parplan::cost {
 
 struct ActivationOptions {
-  int64_t micro_batch_size = 1;   // b
-  int64_t seq_length = 1;         // s (whole sequence)
-  int64_t tp = 1;                 // t
-  int64_t cp = 1;                 // context-parallel shards of the sequence
+  int64_t micro_batch_size = 1;  // b
+  int64_t seq_length = 1;        // s (whole sequence)
+  int64_t tp = 1;                // t
+  int64_t cp = 1;                // context-parallel shards of the sequence
   bool sequence_parallel = false;
   Recompute recompute = Recompute::None;
-  bool flash_attention = true;    // no s^2 score, softmax or mask tensors
-  bool dropout = false;           // hidden and attention dropout masks (1 byte each)
-  double bytes_per_value = 2;     // 16-bit activations
+  bool flash_attention = true;  // no s^2 score, softmax or mask tensors
+  bool dropout = false;         // hidden and attention dropout masks (1 byte each)
+  double bytes_per_value = 2;   // 16-bit activations
   // torchtitan-style selective recompute keeps only GEMM outputs of every other matmul; the
   // Megatron meaning (recompute the attention core) is the default.
   bool selective_keeps_half_gemm_outputs = false;
@@ -40,7 +40,7 @@ LayerActivationBytes dense_layer_activation_bytes(const ModelSpec& model,
 // The same for an MoE layer: routed tokens (top_k copies) through expert MLPs sharded over
 // ep, plus the shared experts.
 LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& model,
-                                                const ActivationOptions& options,
-                                                int64_t ep, int64_t expert_tp);
+                                                const ActivationOptions& options, int64_t ep,
+                                                int64_t expert_tp);
 
 }  // namespace parplan::cost

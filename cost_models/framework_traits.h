@@ -13,8 +13,8 @@ namespace parplan::cost {
 
 struct FrameworkTraits {
   // Kernels.
-  bool flash_attention = true;        // attention without the s^2 score matrix in memory
-  bool fused_elementwise = true;      // bias+activation, dropout+residual+norm fused kernels
+  bool flash_attention = true;    // attention without the s^2 score matrix in memory
+  bool fused_elementwise = true;  // bias+activation, dropout+residual+norm fused kernels
   // Communication overlapped with compute.
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
   bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute
@@ -23,9 +23,9 @@ struct FrameworkTraits {
   bool cp_shards_optimizer = true;     // distributed optimizer shards over dp*cp
   // Bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md table; Rajbhandari et
   // al. 2020 "ZeRO" §3 for DeepSpeed; torchtitan FSDP2 keeps fp32 sharded parameters).
-  double weight_bytes = 2;      // working copy of the weights
-  double grad_bytes = 4;        // gradient buffer
-  double optimizer_bytes = 12;  // master weights + Adam moments (+ fp32 grad copy for fp16)
+  double weight_bytes = 2;       // working copy of the weights
+  double grad_bytes = 4;         // gradient buffer
+  double optimizer_bytes = 12;   // master weights + Adam moments (+ fp32 grad copy for fp16)
   double grad_reduce_bytes = 2;  // bytes per gradient element on the wire
   // Bytes per logit element alive at the loss: 16-bit logits + an fp32 copy with the
   // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's

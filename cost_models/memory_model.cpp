@@ -41,9 +41,9 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
   act.bytes_per_value = bpv;
   act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
   const LayerActivationBytes dense = dense_layer_activation_bytes(model, act);
-  const LayerActivationBytes moe = model.moe ? moe_layer_activation_bytes(model, act, plan.ep,
-                                                                          plan.expert_tp())
-                                             : LayerActivationBytes{};
+  const LayerActivationBytes moe =
+      model.moe ? moe_layer_activation_bytes(model, act, plan.ep, plan.expert_tp())
+                : LayerActivationBytes{};
 
   PipelineShape shape;
   shape.kind = plan.schedule;
@@ -71,16 +71,19 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
     m.transient_bytes = sharded.transient;
 
     m.in_flight_chunks = peak_in_flight_chunks(shape, sp.stage);
-    const double layers_per_chunk = static_cast<double>(sp.num_layers) / static_cast<double>(plan.vpp);
+    const double layers_per_chunk =
+        static_cast<double>(sp.num_layers) / static_cast<double>(plan.vpp);
     const double per_layer_stored =
         sp.num_layers == 0
             ? 0.0
             : (static_cast<double>(sp.num_moe_layers) * moe.stored +
                static_cast<double>(sp.num_layers - sp.num_moe_layers) * dense.stored) /
                   static_cast<double>(sp.num_layers);
-    m.activations_bytes = static_cast<double>(m.in_flight_chunks) * layers_per_chunk * per_layer_stored;
-    const double layer_transient = std::max(sp.num_moe_layers > 0 ? moe.transient : 0.0,
-                                            sp.num_layers > sp.num_moe_layers ? dense.transient : 0.0);
+    m.activations_bytes =
+        static_cast<double>(m.in_flight_chunks) * layers_per_chunk * per_layer_stored;
+    const double layer_transient =
+        std::max(sp.num_moe_layers > 0 ? moe.transient : 0.0,
+                 sp.num_layers > sp.num_moe_layers ? dense.transient : 0.0);
     // Backward working set: the gradient of the widest activation (FC1 output) alive beside
     // the stored tensors.
     m.transient_bytes += layer_transient + bpv * tokens * fc1_width / t;
@@ -96,8 +99,8 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
       m.logits_bytes = tokens * vocab * traits.logits_bytes_per_element;
     }
     m.workspace_bytes = traits.workspace_gib * kGiB;
-    m.fragmentation_bytes = traits.allocator_fragmentation *
-                            (m.activations_bytes + m.transient_bytes + m.logits_bytes);
+    m.fragmentation_bytes =
+        traits.allocator_fragmentation * (m.activations_bytes + m.transient_bytes + m.logits_bytes);
     out.stages.push_back(m);
   }
   for (const auto& stage : out.stages) {

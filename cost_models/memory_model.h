@@ -20,12 +20,12 @@ struct StageMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
-  double activations_bytes = 0;      // stored activations of the in-flight micro-batches
-  double transient_bytes = 0;        // recompute/backward working set, gathered FSDP layers
-  double logits_bytes = 0;           // output logits and loss buffers (last stage)
-  double workspace_bytes = 0;        // framework allowance (CUDA context, NCCL, cuBLAS)
-  double fragmentation_bytes = 0;    // caching-allocator reserve
-  int64_t in_flight_chunks = 0;      // micro-batch model chunks held at the peak
+  double activations_bytes = 0;    // stored activations of the in-flight micro-batches
+  double transient_bytes = 0;      // recompute/backward working set, gathered FSDP layers
+  double logits_bytes = 0;         // output logits and loss buffers (last stage)
+  double workspace_bytes = 0;      // framework allowance (CUDA context, NCCL, cuBLAS)
+  double fragmentation_bytes = 0;  // caching-allocator reserve
+  int64_t in_flight_chunks = 0;    // micro-batch model chunks held at the peak
   double total_bytes() const;
 };
 

@@ -15,15 +15,15 @@ namespace parplan::cost {
 
 struct StageParameters {
   int64_t stage = 0;
-  int64_t num_layers = 0;      // transformer layers on this stage (all its model chunks)
+  int64_t num_layers = 0;  // transformer layers on this stage (all its model chunks)
   int64_t num_moe_layers = 0;
-  double dense_params = 0;     // per GPU: attention, dense MLP, norms, router, shared experts,
-                               // embedding / output layer; replicated over dp (and cp)
-  double expert_params = 0;    // per GPU: routed experts; replicated over expert-dp
-  double embedding_params = 0;  // part of dense_params on stage 0 / the last stage
+  double dense_params = 0;          // per GPU: attention, dense MLP, norms, router, shared experts,
+                                    // embedding / output layer; replicated over dp (and cp)
+  double expert_params = 0;         // per GPU: routed experts; replicated over expert-dp
+  double embedding_params = 0;      // part of dense_params on stage 0 / the last stage
   double largest_layer_params = 0;  // per GPU, for FSDP's gathered working set
-  int64_t dense_shard_group = 1;   // ZeRO shard size for dense parameters
-  int64_t expert_shard_group = 1;  // ZeRO shard size for expert parameters
+  int64_t dense_shard_group = 1;    // ZeRO shard size for dense parameters
+  int64_t expert_shard_group = 1;   // ZeRO shard size for expert parameters
 };
 
 std::vector<StageParameters> stage_parameters(const Job& job);

@@ -20,7 +20,8 @@ std::string TextTable::render(const std::vector<std::size_t>& right_aligned) con
     for (std::size_t i = 0; i < widths.size(); ++i) {
       const std::string cell = i < row.size() ? row[i] : "";
       const std::string pad(widths[i] - cell.size(), ' ');
-      const bool right = std::find(right_aligned.begin(), right_aligned.end(), i) != right_aligned.end();
+      const bool right =
+          std::find(right_aligned.begin(), right_aligned.end(), i) != right_aligned.end();
       out += right ? pad + cell : cell + pad;
       if (i + 1 < widths.size()) out += "  ";
     }
@@ -42,7 +43,9 @@ std::string fixed(double value, int decimals) {
   return buffer;
 }
 
-std::string percent(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + "%"; }
+std::string percent(double fraction, int decimals) {
+  return fixed(100.0 * fraction, decimals) + "%";
+}
 
 std::string with_unit(double value, const char* unit, int decimals) {
   return fixed(value, decimals) + " " + unit;

@@ -23,7 +23,9 @@ TEST(Job, ContractExampleLoadsWithDefaults) {
       "framework": "megatron-core", "model": "gpt3-175b",
       "cluster": {"node": "dgx-h100", "num_nodes": 48},
       "training": {"global_batch_size": 1536, "seq_length": 2048, "precision": "bf16"},
-      "plan": {"tp": 8, "pp": 12, "dp": 4, "micro_batch_size": 1}})", "job.json"), "job.json", "");
+      "plan": {"tp": 8, "pp": 12, "dp": 4, "micro_batch_size": 1}})",
+                                       "job.json"),
+                            "job.json", "");
   EXPECT_EQ(job.cluster.num_gpus, 384);
   EXPECT_EQ(job.plan.cp, 1);
   EXPECT_EQ(job.plan.vpp, 1);
@@ -55,7 +57,8 @@ TEST(Job, RelativeModelPathResolvesAgainstJobFolder) {
   const std::string dir = testing::TempDir();
   std::ofstream(dir + "/m.json") << R"({"name": "tiny", "num_layers": 2, "hidden_size": 64,
       "num_attention_heads": 4, "vocab_size": 128})";
-  std::ofstream(dir + "/job.json") << R"({"model": "m.json", "cluster": {"node": "dgx-h100", "num_gpus": 2},
+  std::ofstream(dir + "/job.json")
+      << R"({"model": "m.json", "cluster": {"node": "dgx-h100", "num_gpus": 2},
       "training": {"global_batch_size": 4, "seq_length": 32}})";
   const Job job = load_job(dir + "/job.json");
   EXPECT_EQ(job.model.name, "tiny");

@@ -17,7 +17,8 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(JsonInput, RejectsDuplicateKeysWithPath) {
-  const std::string msg = error_of([] { parse_json(R"({"plan": {"tp": 1, "tp": 2}})", "job.json"); });
+  const std::string msg =
+      error_of([] { parse_json(R"({"plan": {"tp": 1, "tp": 2}})", "job.json"); });
   EXPECT_NE(msg.find("job.json"), std::string::npos) << msg;
   EXPECT_NE(msg.find("plan.tp"), std::string::npos) << msg;
   EXPECT_NE(msg.find("duplicated"), std::string::npos) << msg;
@@ -42,15 +43,18 @@ TEST(JsonInput, NaNAndInfinityAreNotJson) {
 }
 
 TEST(JsonReader, TypedValuesAndRanges) {
-  const Json j = parse_json(R"({"a": 3, "b": -1, "c": 2.5, "d": "x", "e": 1e30, "f": 18446744073709551615})", "f.json");
+  const Json j = parse_json(
+      R"({"a": 3, "b": -1, "c": 2.5, "d": "x", "e": 1e30, "f": 18446744073709551615})", "f.json");
   JsonReader in(j, "f.json", "plan");
   EXPECT_EQ(in.require_int("a", 1), 3);
-  EXPECT_NE(error_of([&] { in.require_int("b", 1); }).find("plan.b: found -1; allowed: an integer >= 1"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { in.require_int("b", 1); }).find("plan.b: found -1; allowed: an integer >= 1"),
+      std::string::npos);
   EXPECT_NE(error_of([&] { in.require_int("c", 1); }).find("2.5"), std::string::npos);
   EXPECT_NE(error_of([&] { in.require_int("d", 1); }).find("\"x\""), std::string::npos);
   EXPECT_NE(error_of([&] { in.require_int("e", 1); }).find("64-bit"), std::string::npos);
-  EXPECT_NE(error_of([&] { in.require_int("f", 1); }).find("18446744073709551615"), std::string::npos);
+  EXPECT_NE(error_of([&] { in.require_int("f", 1); }).find("18446744073709551615"),
+            std::string::npos);
 }
 
 TEST(JsonReader, UnknownKeySuggestsNearest) {

@@ -32,7 +32,8 @@ TEST(ModelSpec, MoeLayersAndActiveParams) {
       "num_attention_heads": 4, "ffn_hidden_size": 256, "vocab_size": 100, "activation": "swiglu",
       "normalization": "rmsnorm", "position_embedding": "rotary", "tied_embeddings": false,
       "moe": {"num_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 32, "moe_layer_frequency": 2,
-              "first_dense_layers": 2}})", "m.json");
+              "first_dense_layers": 2}})",
+                            "m.json");
   const ModelSpec m = parse_model_spec(j, "m.json", "model");
   EXPECT_FALSE(m.is_moe_layer(0));
   EXPECT_FALSE(m.is_moe_layer(1));
@@ -46,7 +47,8 @@ TEST(ModelSpec, MoeLayersAndActiveParams) {
 
 TEST(ModelSpec, HeadsMustDivideHiddenWithoutHeadDim) {
   const Json j = parse_json(R"({"name": "x", "num_layers": 2, "hidden_size": 100,
-      "num_attention_heads": 3, "vocab_size": 10})", "m.json");
+      "num_attention_heads": 3, "vocab_size": 10})",
+                            "m.json");
   EXPECT_THROW(parse_model_spec(j, "m.json", "model"), InputError);
 }
 

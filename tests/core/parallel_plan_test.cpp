@@ -11,8 +11,10 @@ namespace parplan {
 namespace {
 
 Job small_job(const std::string& plan_json) {
-  const std::string text = R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
-      "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": )" + plan_json + "}";
+  const std::string text =
+      R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": )" +
+      plan_json + "}";
   return parse_job(parse_json(text, "job.json"), "job.json", "", PlanCheck::Skip);
 }
 

@@ -25,7 +25,8 @@ TEST(RankGrid, MatchesNaiveNestedLoopForAllSmallShapes) {
       for (int64_t cp : {1, 2}) {
         for (int64_t dp : {1, 2, 3}) {
           for (int64_t pp : {1, 2, 4}) {
-            const RankGrid g = RankGrid::from_order(order, {{"tp", tp}, {"cp", cp}, {"dp", dp}, {"pp", pp}});
+            const RankGrid g =
+                RankGrid::from_order(order, {{"tp", tp}, {"cp", cp}, {"dp", dp}, {"pp", pp}});
             ASSERT_EQ(g.world_size(), tp * cp * dp * pp);
             // Naive: rank = sum coord_i * prod(size_j, j < i) in the order given.
             std::set<int64_t> seen;
@@ -49,7 +50,8 @@ TEST(RankGrid, MatchesNaiveNestedLoopForAllSmallShapes) {
             }
             // Groups partition the ranks.
             int64_t covered = 0;
-            for (const auto& group : g.groups({"tp"})) covered += static_cast<int64_t>(group.size());
+            for (const auto& group : g.groups({"tp"}))
+              covered += static_cast<int64_t>(group.size());
             EXPECT_EQ(covered, g.world_size());
           }
         }

@@ -57,7 +57,8 @@ TEST(Schedule, EveryActionExactlyOnceAndDeadlockFree) {
           const PipelineShape shape{kind, pp, vpp, m};
           for (int64_t s = 0; s < pp; ++s) {
             std::map<std::tuple<int, int64_t, int64_t>, int> count;
-            for (const auto& a : stage_schedule(shape, s)) ++count[{static_cast<int>(a.op), a.micro_batch, a.chunk}];
+            for (const auto& a : stage_schedule(shape, s))
+              ++count[{static_cast<int>(a.op), a.micro_batch, a.chunk}];
             const int64_t per_op = m * vpp;
             int64_t forwards = 0;
             for (const auto& [key, n] : count) {

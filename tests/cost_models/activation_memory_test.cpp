@@ -26,9 +26,7 @@ class Korthikanti : public testing::Test {
   double stored() { return dense_layer_activation_bytes(model, options).stored / (s * b * h); }
 };
 
-TEST_F(Korthikanti, NoParallelism) {
-  EXPECT_NEAR(stored(), 34 + 5 * a * s / h, 1e-9);
-}
+TEST_F(Korthikanti, NoParallelism) { EXPECT_NEAR(stored(), 34 + 5 * a * s / h, 1e-9); }
 
 TEST_F(Korthikanti, TensorParallel) {
   options.tp = 8;

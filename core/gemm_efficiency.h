@@ -1,0 +1,36 @@
+// The GEMM time model shared by the profiler (which fits its parameters to measurements) and
+// the cost model (which predicts with them):
+//   t = launch + max(2MNK / (peak * e_max * f), bytes / (hbm * hbm_efficiency))
+//   f = M/(M + m_half) * N/(N + n_half) * K/(K + k_half) * wave(M, N)
+//   wave = tiles / (ceil(tiles / sm_count) * sm_count), tiles = ceil(M/tile_m) * ceil(N/tile_n)
+// Small dimensions under-fill tiles and pipelines (the *_half terms); the last wave of tiles
+// leaves processors idle (wave quantization, NVIDIA "Matrix Multiplication Background User's
+// Guide"). e_max is the measured maximum achievable matmul fraction (MAMF).
+// Tested in tests/core/gemm_efficiency_test.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/cluster_spec.h"
+
+namespace parplan {
+
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;  // independent GEMMs of the same shape in one launch (batched GEMM)
+};
+
+// Fraction of dense peak the shape reaches (e_max * f), in (0, 1].
+double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape, Precision precision);
+
+// Seconds for one (batched) GEMM, launch overhead included.
+double gemm_time_s(const GpuSpec& gpu, const GemmShape& shape, Precision precision);
+
+double gemm_flops(const GemmShape& shape);
+
+// Element size of GEMM operands: fp8 1, fp16/bf16 2, fp32 4.
+double gemm_element_bytes(Precision precision);
+
+}  // namespace parplan
