@@ -26,6 +26,9 @@ double activation_bytes(Precision precision);
 struct GpuSpec {
   std::string name;
   std::string vendor = "nvidia";
+  // Tensor-core generation: "volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cpu".
+  // Kernels written for one generation (e.g. FlashAttention-2) reach less on later ones.
+  std::string architecture = "hopper";
   double memory_gib = 0;          // usable device memory
   double hbm_bandwidth_gbps = 0;  // datasheet, GB/s
   double hbm_efficiency = 0.9;    // achievable fraction for streaming kernels (measured)

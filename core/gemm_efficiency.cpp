@@ -53,7 +53,7 @@ double gemm_time_s(const GpuSpec& gpu, const GemmShape& s, Precision precision) 
                         static_cast<double>(s.m) * static_cast<double>(s.n)) *
                        elem * static_cast<double>(s.batch);
   const double memory_s = bytes / (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
-  return gpu.kernel_launch_us * 1e-6 + std::max(compute_s, memory_s);
+  return std::max({gpu.kernel_launch_us * 1e-6, compute_s, memory_s});
 }
 
 }  // namespace parplan

@@ -1,11 +1,13 @@
 // The GEMM time model shared by the profiler (which fits its parameters to measurements) and
 // the cost model (which predicts with them):
-//   t = launch + max(2MNK / (peak * e_max * f), bytes / (hbm * hbm_efficiency))
+//   t = max(launch, 2MNK / (peak * e_max * f), bytes / (hbm * hbm_efficiency))
 //   f = M/(M + m_half) * N/(N + n_half) * K/(K + k_half) * wave(M, N)
 //   wave = tiles / (ceil(tiles / sm_count) * sm_count), tiles = ceil(M/tile_m) * ceil(N/tile_n)
 // Small dimensions under-fill tiles and pipelines (the *_half terms); the last wave of tiles
 // leaves processors idle (wave quantization, NVIDIA "Matrix Multiplication Background User's
-// Guide"). e_max is the measured maximum achievable matmul fraction (MAMF).
+// Guide"). e_max is the measured maximum achievable matmul fraction (MAMF). A kernel never
+// takes less than the launch interval: launches are asynchronous, so the host only limits
+// kernels shorter than it.
 // Tested in tests/core/gemm_efficiency_test.cpp.
 #pragma once
 
@@ -25,7 +27,7 @@ struct GemmShape {
 // Fraction of dense peak the shape reaches (e_max * f), in (0, 1].
 double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape, Precision precision);
 
-// Seconds for one (batched) GEMM, launch overhead included.
+// Seconds for one (batched) GEMM: at least the launch interval.
 double gemm_time_s(const GpuSpec& gpu, const GemmShape& shape, Precision precision);
 
 double gemm_flops(const GemmShape& shape);
