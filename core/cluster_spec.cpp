@@ -106,9 +106,9 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     GpuSpec& g = node.gpu;
     g.name = gpu.require_string("name");
     g.vendor = gpu.choice_or("vendor", "nvidia", {"nvidia", "amd", "cpu", "other"});
-    g.architecture = gpu.choice_or("architecture", g.vendor == "cpu" ? "cpu" : "hopper",
-                                   {"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cpu",
-                                    "other"});
+    g.architecture =
+        gpu.choice_or("architecture", g.vendor == "cpu" ? "cpu" : "hopper",
+                      {"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cpu", "other"});
     g.memory_gib = figures.require(gpu, "memory_gib", 0.001, 1e6);
     g.hbm_bandwidth_gbps = figures.require(gpu, "hbm_bandwidth_gbps", 0.001, 1e7);
     g.hbm_efficiency = figures.get(gpu, "hbm_efficiency", g.hbm_efficiency, 0.01, 1.0);

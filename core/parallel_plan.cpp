@@ -1,5 +1,6 @@
 #include "core/parallel_plan.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/check.h"
@@ -40,10 +41,40 @@ const char* to_string(ScheduleKind schedule) {
   return "1f1b";
 }
 
+bool ParallelPlan::was_given(std::string_view key) const {
+  return std::find(given_keys.begin(), given_keys.end(), key) != given_keys.end();
+}
+
+void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan) {
+  const bool tp_split = plan.tp > 1;
+  switch (framework) {
+    case Framework::MegatronCore:
+      if (!plan.was_given("zero_stage")) plan.zero_stage = 1;
+      if (!plan.was_given("sequence_parallel")) plan.sequence_parallel = tp_split;
+      break;
+    case Framework::Torchtitan:
+      if (!plan.was_given("zero_stage")) plan.zero_stage = 3;
+      if (!plan.was_given("sequence_parallel")) plan.sequence_parallel = tp_split;
+      break;
+    case Framework::LlmFoundry:
+    case Framework::Maxtext:
+      if (!plan.was_given("zero_stage")) plan.zero_stage = 3;
+      break;
+    case Framework::MegatronLm:
+    case Framework::MegatronDeepspeed:
+    case Framework::Deepspeed:
+    case Framework::Other:
+      break;
+  }
+}
+
 ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
                                  const std::string& path, int64_t num_gpus) {
   JsonReader in(object, file, path);
   ParallelPlan p;
+  if (object.is_object()) {
+    for (const auto& [key, value] : object.items()) p.given_keys.push_back(key);
+  }
   p.tp = in.int_or("tp", 1, 1, kMaxDegree);
   p.pp = in.int_or("pp", 1, 1, kMaxDegree);
   p.cp = in.int_or("cp", 1, 1, kMaxDegree);
@@ -154,6 +185,15 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
   }
   if (p.vpp == 1 && p.schedule == ScheduleKind::Interleaved && p.pp > 1) {
     return violation("schedule-vpp", "plan.vpp", "1", "vpp > 1 with the interleaved schedule");
+  }
+  if (p.vpp > 1) {
+    // Megatron-Core's interleaved schedule runs micro-batches in groups of pp.
+    const int64_t m = training.global_batch_size / batch_unit;
+    if (m % p.pp != 0) {
+      return violation("microbatches-by-pp", "plan.vpp", str(p.vpp),
+                       "1, or a number of micro-batches (" + str(m) + ") divisible by pp (" +
+                           str(p.pp) + ") for the interleaved schedule");
+    }
   }
   const int64_t chunks = p.pp * p.vpp;
   if (!p.layers_per_stage.empty()) {

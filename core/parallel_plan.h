@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cluster_spec.h"
+#include "core/framework.h"
 #include "core/json_input.h"
 #include "core/model_spec.h"
 #include "core/training_spec.h"
@@ -38,6 +39,9 @@ struct ParallelPlan {
   std::string order = "tp-cp-ep-dp-pp";   // rank order, fastest-varying first (Megatron)
   std::vector<int64_t> layers_per_stage;  // explicit split over pp*vpp model chunks
   int64_t zero_shard_size = 0;            // hybrid sharding group; 0 = all of dp
+  // Keys the job file set explicitly; the others may take the framework's defaults.
+  std::vector<std::string> given_keys;
+  bool was_given(std::string_view key) const;
 
   int64_t model_parallel_gpus() const { return tp * pp * cp; }
   int64_t num_gpus() const { return tp * pp * cp * dp; }
@@ -71,5 +75,12 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
 std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan& plan);
 
 Json parallel_plan_to_json(const ParallelPlan& plan);
+
+// Defaults a framework applies to plan keys the job did not set (documented in README,
+// "Frameworks"): Megatron-Core recipes (NeMo, Megatron-Bridge) run the distributed optimizer
+// (zero_stage 1) and sequence parallelism whenever tp > 1; torchtitan shards with FSDP2
+// (zero_stage 3) and applies sequence parallelism with tp; llm-foundry and MaxText shard
+// fully (zero_stage 3).
+void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan);
 
 }  // namespace parplan

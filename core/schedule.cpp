@@ -73,12 +73,13 @@ std::vector<PipeAction> interleaved(const PipelineShape& s, int64_t stage) {
 
 // ZB-H1 (Qi et al. 2023, Fig. 3): the 1F1B order with each backward split into B (input
 // gradient, on the critical path) and W (weight gradient). Stage s postpones its W passes by
-// pp-1-s slots so that they fill the cool-down bubble; the number of warm-up forwards and
-// hence the activation memory match 1F1B.
+// s slots: later stages send input gradients upstream first and run the postponed W passes
+// in their cool-down idle time, while the first stage (the last to finish) never idles. The
+// warm-up forwards, and hence the activation memory, match 1F1B.
 std::vector<PipeAction> zero_bubble_h1(const PipelineShape& s, int64_t stage) {
   const int64_t m = s.num_micro_batches;
   const int64_t warmup = warmup_forwards(s, stage);
-  const int64_t delay = std::min<int64_t>(s.pp - 1 - stage, m);
+  const int64_t delay = std::min<int64_t>(stage, m);
   std::vector<PipeAction> out;
   int64_t f = 0;
   int64_t b = 0;

@@ -57,6 +57,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.overlap_dp_grad_reduce = false;
       t.overlap_param_gather = false;
       t.cp_shards_optimizer = false;
+      t.tp_backward_overlap = false;
       break;
     case Framework::MegatronDeepspeed:
       // Megatron-DeepSpeed (BLOOM, MT-NLG, 2021-2022): Megatron kernels without flash
@@ -66,6 +67,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.overlap_dp_grad_reduce = false;
       t.overlap_param_gather = false;
       t.cp_shards_optimizer = false;
+      t.tp_backward_overlap = false;
       break;
     case Framework::Deepspeed:
       // DeepSpeed ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes/param, overlap_comm and
@@ -85,12 +87,14 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.pp_scatter_gather = false;
       t.logits_bytes_per_element = 10;
       t.operator_level_selective_recompute = true;
+      t.attention_kernel_native = false;  // PyTorch SDPA flash backend (FlashAttention-2)
       break;
     case Framework::LlmFoundry:
-      // llm-foundry: PyTorch FSDP, flash attention, PyTorch cross entropy.
+      // llm-foundry: PyTorch FSDP, FlashAttention-2, PyTorch cross entropy.
       fsdp_mixed_precision(t);
       t.pp_scatter_gather = false;
       t.logits_bytes_per_element = 10;
+      t.attention_kernel_native = false;
       break;
     case Framework::Maxtext:
       fsdp_mixed_precision(t);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   parplan::tools::register_simulate(app);
   parplan::tools::register_models(app);
   parplan::tools::register_nodes(app);
+  parplan::tools::register_validate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,103 @@
+#include "cost_models/collective_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parplan::cost {
+
+namespace {
+
+// NVLink SHARP all-reduce pays off from 5 GPUs up and for messages past a few MiB
+// (shared/reference hardware_notes.md §3: "NVLS picked from 2 MiB up"; gains start at 5
+// GPUs on H100/H200).
+constexpr int64_t kNvlsMinRanks = 5;
+constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
+
+const CollectiveFit* find_fit(const NodeSpec& node, Collective op, bool inter, int64_t size) {
+  const char* span = inter ? "inter_node" : "intra_node";
+  const CollectiveFit* best = nullptr;
+  for (const auto& fit : node.collective_fits) {
+    if (fit.op != to_string(op) || fit.span != span) continue;
+    if (fit.group_size == size) return &fit;
+    if (fit.group_size == 0 && best == nullptr) best = &fit;
+  }
+  return best;
+}
+
+}  // namespace
+
+double intra_node_busbw_gbps(const NodeSpec& node, Collective op, int64_t ranks,
+                             double size_bytes) {
+  const IntraNodeSpec& intra = node.intra;
+  switch (intra.fabric) {
+    case IntraFabric::Mesh: {
+      // A ring uses one link per direction per GPU; RCCL runs rings over every peer link
+      // at once, so bandwidth grows with the peers in the group (MI300X: 2 GPUs 47.7 GB/s,
+      // 8 GPUs 312.9 GB/s busbw, shared/reference §3).
+      const double peers = static_cast<double>(std::max<int64_t>(1, ranks - 1));
+      return peers * intra.link_bandwidth_gbps * intra.busbw_efficiency;
+    }
+    case IntraFabric::Pcie: {
+      if (intra.island_gpus >= ranks && intra.island_bandwidth_gbps > 0) {
+        return intra.island_bandwidth_gbps * intra.busbw_efficiency;
+      }
+      return intra.link_bandwidth_gbps * intra.busbw_efficiency;
+    }
+    case IntraFabric::Switch:
+      break;
+  }
+  double busbw = intra.link_bandwidth_gbps * intra.busbw_efficiency;
+  if (op == Collective::AllReduce && intra.nvls_allreduce_busbw_gbps > busbw &&
+      ranks >= kNvlsMinRanks && size_bytes >= kNvlsMinBytes) {
+    busbw = intra.nvls_allreduce_busbw_gbps;
+  }
+  return busbw;
+}
+
+CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupPlacement& group,
+                               double size_bytes) {
+  CollectiveCost cost;
+  if (group.size <= 1 || size_bytes <= 0) return cost;
+  const bool inter = group.crosses_nodes();
+  const double nodes = static_cast<double>(group.nodes);
+  const double n = static_cast<double>(group.size);
+
+  if (const CollectiveFit* fit = find_fit(node, op, inter, group.size)) {
+    cost.busbw_gbps = fit->busbw_gbps;
+    cost.latency_s = fit->latency_us * 1e-6 * (inter ? std::max(1.0, std::log2(nodes)) : 1.0);
+  } else if (!inter) {
+    cost.busbw_gbps = intra_node_busbw_gbps(node, op, group.ranks_per_node, size_bytes);
+    cost.latency_s = node.intra.latency_us * 1e-6;
+  } else {
+    // NICs this group can use while every GPU of the node runs a group like it.
+    const double nics = std::max(static_cast<double>(node.inter.nics_per_node) * group.nic_share,
+                                 1.0 / static_cast<double>(node.gpus_per_node));
+    const double network_gbps = nics * node.nic_bandwidth_bytes_per_s() / 1e9;
+    double busbw = network_gbps;
+    if (group.ranks_per_node > 1) {
+      busbw = std::min(busbw, intra_node_busbw_gbps(node, op, group.ranks_per_node, size_bytes));
+    }
+    if (op == Collective::AllToAll) {
+      // Of each GPU's (n-1)/n * S outgoing bytes, (n - k)/n leave the node over its NICs
+      // and (k - 1)/n stay on the node fabric.
+      const double k = static_cast<double>(group.ranks_per_node);
+      const double per_gpu_network = network_gbps / k;
+      const double t_network = (n - k) / n / per_gpu_network;
+      const double t_local =
+          k > 1 ? (k - 1) / n / intra_node_busbw_gbps(node, op, group.ranks_per_node, size_bytes)
+                : 0.0;
+      busbw = ((n - 1) / n) / std::max(t_network, t_local);
+    } else if (op == Collective::SendRecv) {
+      busbw = std::min(
+          node.nic_bandwidth_bytes_per_s() / 1e9,
+          std::max(network_gbps / std::max(1.0, static_cast<double>(group.ranks_per_node)), 1e-3));
+    }
+    cost.busbw_gbps = busbw;
+    cost.latency_s = node.inter.latency_us * 1e-6 * std::max(1.0, std::log2(nodes));
+  }
+  const double factor = op == Collective::SendRecv ? 1.0 : bus_factor(op, group.size);
+  cost.time_s = cost.latency_s + size_bytes * factor / (cost.busbw_gbps * 1e9);
+  return cost;
+}
+
+}  // namespace parplan::cost

@@ -1,0 +1,435 @@
+#include "cost_models/layer_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/collective.h"
+#include "core/gemm_efficiency.h"
+#include "cost_models/collective_model.h"
+#include "cost_models/memory_model.h"
+
+namespace parplan::cost {
+
+namespace {
+
+// Flash attention throughput relative to the GPU's maximum achievable matmul throughput
+// (MAMF). Forward: FlashAttention-3 on H100 reaches 740-760 TFLOP/s at long sequences (0.94
+// of H100's MAMF of 794 TFLOP/s), FlashAttention-2 on A100 73% of peak (0.84 of A100's MAMF):
+// 0.9. Backward runs five matmuls per block with more synchronisation: 500-600 TFLOP/s on
+// H100 and 48-61% of peak on A100 (FlashAttention-2 paper, Fig. 5), about 0.68 of MAMF.
+// (Dao 2023, arXiv 2307.08691; Shah et al. 2024, arXiv 2407.08608.)
+constexpr double kFlashForwardOfMamf = 0.9;
+constexpr double kFlashBackwardOfMamf = 0.68;
+// Short sequences leave the per-block pipeline half empty: the kernels reach half their
+// long-sequence throughput when a query attends to this many keys (FlashAttention-3 Fig. 5:
+// 2x from 512 to 8k keys).
+constexpr double kFlashHalfKeys = 256;
+// FlashAttention-2-design kernels on Hopper and later GPUs (no wgmma/TMA): 35% instead of
+// 75% utilisation on H100 (FlashAttention-3 §1).
+constexpr double kPortableFlashOnNewerGpus = 0.47;
+// Backward passes read saved tensors and gradients: about twice the forward bytes.
+constexpr double kBackwardBytesFactor = 2.0;
+// fp8 GEMM inputs are quantised (read 16-bit, write fp8 and its transpose for the backward
+// GEMMs: Transformer Engine), bytes per element beyond the 16-bit value.
+constexpr double kFp8CastExtraBytes = 2.0;
+
+bool newer_than_ampere(const GpuSpec& gpu) {
+  return gpu.architecture == "hopper" || gpu.architecture == "blackwell";
+}
+
+struct Ops {
+  const CostContext& ctx;
+  const GpuSpec& gpu;
+  Precision gemm_precision;
+
+  double gemm(double m, double n, double k, double batch = 1) const {
+    GemmShape shape{static_cast<int64_t>(std::llround(std::max(1.0, m))),
+                    static_cast<int64_t>(std::llround(std::max(1.0, n))),
+                    static_cast<int64_t>(std::llround(std::max(1.0, k))),
+                    static_cast<int64_t>(std::llround(std::max(1.0, batch)))};
+    return gemm_time_s(gpu, shape, gemm_precision);
+  }
+  // Forward GEMM and its backward pair (input gradient, weight gradient).
+  double gemm_forward(double m, double n, double k) const { return gemm(m, n, k); }
+  double gemm_dgrad(double m, double n, double k) const { return gemm(m, k, n); }
+  double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
+
+  double memory(double bytes) const {
+    const double bw = gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency;
+    return std::max(gpu.kernel_launch_us * 1e-6, bytes / bw);
+  }
+};
+
+Precision gemm_precision_of(const TrainingSpec& training) { return training.precision; }
+Precision attention_precision_of(const TrainingSpec& training) {
+  return training.precision == Precision::Fp32 ? Precision::Fp32 : Precision::Bf16;
+}
+
+double peak_flops(const GpuSpec& gpu, Precision precision) {
+  double peak = gpu.peak_tflops(precision);
+  if (peak <= 0)
+    peak = std::max(gpu.peak_tflops(Precision::Bf16), gpu.peak_tflops(Precision::Fp16));
+  return peak * 1e12;
+}
+
+// Attention core for one micro-batch: (forward, backward) seconds and executed FLOPs.
+struct AttentionCore {
+  double forward = 0;
+  double backward = 0;
+  double model_flops_forward = 0;     // causal: half the score matrix
+  double executed_flops_forward = 0;  // unfused kernels compute the whole matrix
+};
+
+AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
+  const ModelSpec& m = *ctx.model;
+  const ParallelPlan& p = *ctx.plan;
+  const TrainingSpec& tr = *ctx.training;
+  const GpuSpec& gpu = ops.gpu;
+  const double b = static_cast<double>(p.micro_batch_size);
+  const double s = static_cast<double>(tr.seq_length);
+  const double heads = static_cast<double>(m.num_attention_heads) / static_cast<double>(p.tp);
+  const double qk_dim = static_cast<double>(m.head_dim);
+  const double v_dim = m.mla ? static_cast<double>(m.mla->v_head_dim) : qk_dim;
+  // Causal attention: each query attends to half the keys on average; the cp ranks share
+  // the work evenly (load-balanced chunks).
+  const double full = 2.0 * b * s * s * heads * (qk_dim + v_dim) / static_cast<double>(p.cp);
+  AttentionCore core;
+  core.model_flops_forward = 0.5 * full;
+  const Precision precision = attention_precision_of(tr);
+  if (ctx.traits.flash_attention || p.cp > 1) {
+    core.executed_flops_forward = core.model_flops_forward;
+    double fraction = gpu.max_matmul_efficiency(precision);
+    if (!ctx.traits.attention_kernel_native && newer_than_ampere(gpu)) {
+      fraction *= kPortableFlashOnNewerGpus;
+    }
+    const double keys = 0.5 * s;
+    const double ramp = keys / (keys + kFlashHalfKeys);
+    const double peak = peak_flops(gpu, precision);
+    core.forward =
+        std::max(gpu.kernel_launch_us * 1e-6,
+                 core.model_flops_forward / (peak * fraction * kFlashForwardOfMamf * ramp));
+    core.backward =
+        std::max(gpu.kernel_launch_us * 1e-6,
+                 2.5 * core.model_flops_forward / (peak * fraction * kFlashBackwardOfMamf * ramp));
+    return core;
+  }
+  // Unfused (Megatron-LM 2020-2022): batched QK^T and PV GEMMs over b*heads, then fused
+  // scale-mask-softmax and dropout over the whole s x s score matrix.
+  core.executed_flops_forward = full;
+  const Ops attn{ctx, gpu, precision};
+  const double batch = b * heads;
+  const double scores = batch * s * s;
+  const double bpv = activation_bytes(tr.precision);
+  const bool dropout = model_uses_dropout(m);
+  const double qk = attn.gemm(s, s, qk_dim, batch);
+  const double pv = attn.gemm(s, v_dim, s, batch);
+  const double softmax_bytes = 2 * bpv * scores;                      // read scores, write probs
+  const double dropout_bytes = dropout ? (2 * bpv + 1) * scores : 0;  // read, write, mask
+  core.forward = qk + pv + attn.memory(softmax_bytes) + (dropout ? attn.memory(dropout_bytes) : 0);
+  // Backward: two GEMMs per forward GEMM; softmax and dropout backward read saved tensors.
+  core.backward =
+      2 * (qk + pv) + attn.memory(kBackwardBytesFactor * (softmax_bytes + dropout_bytes));
+  return core;
+}
+
+// Exposed part of a tensor-parallel collective that can hide under `hideable` seconds of
+// GEMM work: chunked pipelining (userbuffers) always exposes the first chunk.
+double exposed(double comm, double hideable, double chunks) {
+  return std::max(comm - hideable, 0.0) + comm / std::max(1.0, chunks);
+}
+
+struct MlpShape {
+  double tokens;  // rows through the MLP on this GPU
+  double ffn;     // inner width on this GPU
+};
+
+struct BlockTimes {
+  double forward_compute = 0;
+  double backward_compute = 0;
+  double forward_gemm = 0;    // GEMM part of the forward (hides TP communication)
+  double backward_wgrad = 0;  // weight-gradient GEMMs (hide backward TP communication)
+  double backward_dgrad = 0;
+  double recompute_selective = 0;  // what selective recomputation redoes
+  double model_flops = 0;
+  double executed_flops = 0;
+};
+
+// GEMM forward/backward of one linear layer with fp8 quantisation overheads.
+void add_linear(BlockTimes& t, const Ops& ops, const CostContext& ctx, double m, double n,
+                double k) {
+  const double f = ops.gemm_forward(m, n, k);
+  const double dg = ops.gemm_dgrad(m, n, k);
+  const double wg = ops.gemm_wgrad(m, n, k);
+  t.forward_compute += f;
+  t.forward_gemm += f;
+  t.backward_compute += dg + wg;
+  t.backward_wgrad += wg;
+  t.backward_dgrad += dg;
+  const double flops = 2 * m * n * k;
+  t.model_flops += 3 * flops;
+  t.executed_flops += 3 * flops;
+  if (ctx.training->precision == Precision::Fp8) {
+    // Quantise the input (m x k) forward and the output gradient (m x n) backward.
+    t.forward_compute += ops.memory(kFp8CastExtraBytes * m * k);
+    t.backward_compute += ops.memory(kFp8CastExtraBytes * m * n);
+  }
+}
+
+// A norm or an elementwise kernel moving `bytes` forward (and about twice that backward).
+void add_memory_op(BlockTimes& t, const Ops& ops, double bytes) {
+  t.forward_compute += ops.memory(bytes);
+  t.backward_compute += ops.memory(kBackwardBytesFactor * bytes);
+}
+
+}  // namespace
+
+PassTime& PassTime::operator+=(const PassTime& o) {
+  compute += o.compute;
+  tp_comm += o.tp_comm;
+  cp_comm += o.cp_comm;
+  ep_comm += o.ep_comm;
+  return *this;
+}
+
+PassTime operator*(const PassTime& t, double factor) {
+  PassTime out = t;
+  out.compute *= factor;
+  out.tp_comm *= factor;
+  out.cp_comm *= factor;
+  out.ep_comm *= factor;
+  return out;
+}
+
+CostContext CostContext::make(const Job& job, const NodeSpec& node) {
+  CostContext ctx;
+  ctx.model = &job.model;
+  ctx.plan = &job.plan;
+  ctx.training = &job.training;
+  ctx.node = &node;
+  ctx.traits = framework_traits(job.framework, job.training, job.plan);
+  ctx.tp_group = place_group(job.plan, node, {"tp"});
+  ctx.cp_group = place_group(job.plan, node, {"cp"});
+  ctx.ep_group = place_group(job.plan, node, {"ep"});
+  ctx.tokens = static_cast<double>(job.plan.micro_batch_size) *
+               static_cast<double>(job.training.seq_length) / static_cast<double>(job.plan.cp);
+  return ctx;
+}
+
+namespace {
+
+// The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
+// tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
+LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hideable_extra) {
+  const ModelSpec& m = *ctx.model;
+  const ParallelPlan& p = *ctx.plan;
+  const TrainingSpec& tr = *ctx.training;
+  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(tr)};
+  const double t = static_cast<double>(p.tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double qw = static_cast<double>(m.query_width());
+  const double kvw = static_cast<double>(m.kv_width());
+  const double bpv = activation_bytes(tr.precision);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double rep = sp ? 1.0 / t : 1.0;  // norms/residuals run on T/t tokens with SP
+  const double mask = model_uses_dropout(m) ? 1.0 : 0.0;
+
+  BlockTimes blk = mlp;
+  // QKV and output projections (column- then row-parallel).
+  add_linear(blk, ops, ctx, T, (qw + 2 * kvw) / t, h);
+  add_linear(blk, ops, ctx, T, h, qw / t);
+  // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
+  add_memory_op(blk, ops, 2 * bpv * T * h * rep);  // norm 1
+  add_memory_op(blk, ops, 2 * bpv * T * h * rep);  // norm 2
+  if (m.position_embedding == PositionEmbedding::Rotary) {
+    add_memory_op(blk, ops, 2 * bpv * T * (qw + kvw) / t);
+  }
+  add_memory_op(blk, ops, (3 * bpv + mask) * T * h * rep);  // after attention
+  add_memory_op(blk, ops, (3 * bpv + mask) * T * h * rep);  // after MLP
+
+  const AttentionCore core = attention_core(ctx, ops);
+  LayerTime out;
+  out.forward.compute = blk.forward_compute + core.forward;
+  out.backward.compute = blk.backward_compute + core.backward;
+  out.model_flops = blk.model_flops + 3 * core.model_flops_forward;
+  out.executed_flops = blk.executed_flops + 3 * core.executed_flops_forward;
+
+  // Tensor parallelism: two all-reduces of T x h per pass (Shoeybi et al. 2019), or with
+  // sequence parallelism an all-gather and a reduce-scatter of the same tensor each
+  // (Korthikanti et al. 2022 §4.2.2: same volume).
+  if (p.tp > 1) {
+    const double bytes = bpv * T * h;
+    const NodeSpec& node = *ctx.node;
+    const double per_collective =
+        sp ? collective_cost(node, Collective::AllGather, ctx.tp_group, bytes).time_s +
+                 collective_cost(node, Collective::ReduceScatter, ctx.tp_group, bytes).time_s
+           : collective_cost(node, Collective::AllReduce, ctx.tp_group, bytes).time_s;
+    const double forward_comm = 2 * per_collective;
+    double backward_comm = 2 * per_collective;
+    if (ctx.traits.tp_comm_overlap) {
+      out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
+      out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
+    } else {
+      out.forward.tp_comm = forward_comm;
+      out.backward.tp_comm = ctx.traits.tp_backward_overlap
+                                 ? std::max(backward_comm - blk.backward_wgrad, 0.0)
+                                 : backward_comm;
+    }
+    if (sp && !ctx.traits.tp_comm_overlap) {
+      // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
+      // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
+      const double regather =
+          2 * collective_cost(node, Collective::AllGather, ctx.tp_group, bytes).time_s;
+      out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
+    }
+  }
+
+  // Context parallelism: ring exchange of this rank's K and V (cp - 1 steps), each step
+  // overlapped with the attention of the previous block; the backward pass moves K, V and
+  // their gradients (Liu et al. 2023 Ring Attention; Megatron-Core CP).
+  if (p.cp > 1) {
+    const double cp = static_cast<double>(p.cp);
+    const double kv_bytes = 2 * bpv * T * kvw / t;
+    const double step =
+        collective_cost(*ctx.node, Collective::SendRecv, ctx.cp_group, kv_bytes).time_s;
+    out.forward.cp_comm = (cp - 1) * std::max(step - core.forward / cp, 0.0);
+    out.backward.cp_comm = (cp - 1) * std::max(2 * step - core.backward / cp, 0.0);
+  }
+
+  // Recomputation before the backward pass.
+  switch (p.recompute) {
+    case Recompute::Full:
+      out.recompute = out.forward;
+      out.executed_flops += out.model_flops / 3.0;
+      break;
+    case Recompute::Selective:
+      if (ctx.traits.operator_level_selective_recompute) {
+        // Every other matmul and the elementwise kernels are recomputed.
+        out.recompute.compute = 0.5 * blk.forward_gemm + (blk.forward_compute - blk.forward_gemm);
+        out.executed_flops += 0.5 * (blk.model_flops / 3.0);
+      } else {
+        out.recompute.compute = core.forward + blk.recompute_selective;
+        out.executed_flops += core.executed_flops_forward;
+      }
+      break;
+    case Recompute::None:
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+LayerTime dense_layer_time(const CostContext& ctx) {
+  const ModelSpec& m = *ctx.model;
+  const ParallelPlan& p = *ctx.plan;
+  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const double t = static_cast<double>(p.tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double f = static_cast<double>(m.ffn_hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool swiglu = m.activation == Activation::Swiglu;
+  BlockTimes mlp;
+  add_linear(mlp, ops, ctx, T, (swiglu ? 2 * f : f) / t, h);
+  add_linear(mlp, ops, ctx, T, h, f / t);
+  add_memory_op(mlp, ops, (swiglu ? 3 : 2) * bpv * T * f / t);  // activation function
+  return layer_time(ctx, mlp, 0.0);
+}
+
+LayerTime moe_layer_time(const CostContext& ctx) {
+  const ModelSpec& m = *ctx.model;
+  const MoeSpec& moe = *m.moe;
+  const ParallelPlan& p = *ctx.plan;
+  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const double t = static_cast<double>(p.tp);
+  const double etp = static_cast<double>(p.expert_tp());
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double fe = static_cast<double>(moe.expert_ffn_hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool swiglu = m.activation == Activation::Swiglu;
+  const double k = static_cast<double>(moe.top_k);
+  const double local_experts = static_cast<double>(moe.num_experts) / static_cast<double>(p.ep);
+  // Tokens routed to this GPU's experts (balanced routing, times the imbalance allowance),
+  // split evenly over its experts: grouped GEMMs of smaller M.
+  const double routed = T * k * kExpertImbalance;
+  const double per_expert = routed / local_experts;
+
+  BlockTimes mlp;
+  BlockTimes experts;
+  add_linear(experts, ops, ctx, per_expert, (swiglu ? 2 * fe : fe) / etp, h);
+  add_linear(experts, ops, ctx, per_expert, h, fe / etp);
+  add_memory_op(experts, ops, (swiglu ? 3 : 2) * bpv * per_expert * fe / etp);
+  mlp.forward_compute = experts.forward_compute * local_experts;
+  mlp.backward_compute = experts.backward_compute * local_experts;
+  mlp.forward_gemm = experts.forward_gemm * local_experts;
+  mlp.backward_wgrad = experts.backward_wgrad * local_experts;
+  mlp.backward_dgrad = experts.backward_dgrad * local_experts;
+  mlp.model_flops = experts.model_flops * local_experts / kExpertImbalance;
+  mlp.executed_flops = experts.executed_flops * local_experts;
+  if (moe.shared_expert_ffn_hidden_size > 0) {
+    const double fs = static_cast<double>(moe.shared_expert_ffn_hidden_size);
+    add_linear(mlp, ops, ctx, T, (swiglu ? 2 * fs : fs) / t, h);
+    add_linear(mlp, ops, ctx, T, h, fs / t);
+    add_memory_op(mlp, ops, (swiglu ? 3 : 2) * bpv * T * fs / t);
+  }
+  // Router (a small GEMM over all experts) and the permutation of the routed tokens before
+  // and after the experts.
+  add_linear(mlp, ops, ctx, T, static_cast<double>(moe.num_experts), h);
+  add_memory_op(mlp, ops, 2 * 2 * bpv * T * k * h);
+
+  LayerTime out = layer_time(ctx, mlp, 0.0);
+  if (p.ep > 1) {
+    // Token dispatch and combine: all-to-alls of the routed tokens (T * top_k * h values
+    // per GPU), forward and again backward.
+    const double bytes = bpv * T * k * h;
+    const double a2a = collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group, bytes).time_s;
+    out.forward.ep_comm = 2 * a2a;
+    out.backward.ep_comm = 2 * a2a;
+    if (p.recompute == Recompute::Full) out.recompute.ep_comm = 2 * a2a;
+  }
+  return out;
+}
+
+LayerTime embedding_time(const CostContext& ctx) {
+  const ModelSpec& m = *ctx.model;
+  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const double bpv = activation_bytes(ctx.training->precision);
+  const double rows = ctx.tokens * static_cast<double>(m.hidden_size);
+  LayerTime out;
+  // Gather rows (+ position embeddings), then the gradient scatter-add backward.
+  out.forward.compute = ops.memory(2 * bpv * rows);
+  out.backward.compute = ops.memory(3 * 4.0 * rows);
+  return out;
+}
+
+LayerTime output_layer_time(const CostContext& ctx) {
+  const ModelSpec& m = *ctx.model;
+  const ParallelPlan& p = *ctx.plan;
+  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const double t = static_cast<double>(p.tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double vocab = static_cast<double>(m.vocab_size) / t;
+  const double bpv = activation_bytes(ctx.training->precision);
+  BlockTimes blk;
+  add_memory_op(blk, ops, 2 * bpv * T * h);  // final norm
+  // The output GEMM runs in 16-bit even in fp8 recipes (Transformer Engine keeps the first
+  // and last layers in higher precision).
+  const Ops wide{ctx, ctx.node->gpu, attention_precision_of(*ctx.training)};
+  add_linear(blk, wide, ctx, T, vocab, h);
+  // Cross entropy: read the logits, softmax in fp32, write the gradient.
+  const double logits = T * vocab;
+  blk.forward_compute += ops.memory((bpv + 4 + 4) * logits);
+  blk.backward_compute += ops.memory((4 + 4 + bpv) * logits);
+  LayerTime out;
+  out.forward.compute = blk.forward_compute;
+  out.backward.compute = blk.backward_compute;
+  out.model_flops = blk.model_flops;
+  out.executed_flops = blk.executed_flops;
+  if (p.recompute == Recompute::Full) out.recompute.compute = 0;  // the head is not recomputed
+  return out;
+}
+
+}  // namespace parplan::cost

@@ -1,0 +1,61 @@
+// Time of one micro-batch through one transformer layer (and through the embedding and the
+// output layer) on one GPU: every op of the forward and backward pass with its FLOPs and
+// bytes, GEMMs timed by core/gemm_efficiency.h, attention as flash attention (no s^2 traffic)
+// or as the unfused score/softmax/dropout chain, memory-bound kernels at achievable HBM
+// bandwidth, and the tensor-, context- and expert-parallel collectives with the part that
+// the framework hides under compute removed. Recomputation adds its forward work.
+// Tested in tests/cost_models/layer_cost_test.cpp (FLOP counts against Narayanan et al. 2021
+// eq. 3, tp=1 => no tp time, monotonicity).
+#pragma once
+
+#include "core/job.h"
+#include "cost_models/framework_traits.h"
+#include "cost_models/group_placement.h"
+
+namespace parplan::cost {
+
+// Seconds by kind for one micro-batch of one layer (or of the embedding / output layer).
+struct PassTime {
+  double compute = 0;  // GEMMs, attention, memory-bound kernels
+  double tp_comm = 0;  // exposed tensor-parallel collectives
+  double cp_comm = 0;  // exposed context-parallel ring exchange
+  double ep_comm = 0;  // exposed expert-parallel all-to-all
+  double total() const { return compute + tp_comm + cp_comm + ep_comm; }
+  PassTime& operator+=(const PassTime& other);
+};
+PassTime operator*(const PassTime& time, double factor);
+
+struct LayerTime {
+  PassTime forward;
+  PassTime backward;
+  PassTime recompute;         // extra forward work redone before the backward pass
+  double model_flops = 0;     // forward + backward FLOPs without recomputation (one GPU)
+  double executed_flops = 0;  // including recomputation and the unmasked attention blocks
+};
+
+// Everything the per-layer model needs, prepared once per plan.
+struct CostContext {
+  const ModelSpec* model = nullptr;
+  const ParallelPlan* plan = nullptr;
+  const TrainingSpec* training = nullptr;
+  const NodeSpec* node = nullptr;
+  FrameworkTraits traits;
+  GroupPlacement tp_group;
+  GroupPlacement cp_group;
+  GroupPlacement ep_group;
+  double tokens = 0;  // T = micro_batch_size * seq_length / cp on this GPU
+
+  static CostContext make(const Job& job, const NodeSpec& node);
+};
+
+LayerTime dense_layer_time(const CostContext& ctx);
+LayerTime moe_layer_time(const CostContext& ctx);
+LayerTime embedding_time(const CostContext& ctx);     // first stage: lookup (and grads)
+LayerTime output_layer_time(const CostContext& ctx);  // last stage: final norm, logits, loss
+
+// Load-imbalance allowance for routed experts: the busiest expert rank processes this many
+// times the mean token count (stated assumption; auxiliary-loss-balanced routers keep the
+// max/mean ratio near 1.1, e.g. Switch Transformer capacity factor 1.0-1.25).
+inline constexpr double kExpertImbalance = 1.1;
+
+}  // namespace parplan::cost

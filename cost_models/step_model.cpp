@@ -1,0 +1,297 @@
+#include "cost_models/step_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/collective.h"
+#include "cost_models/collective_model.h"
+#include "cost_models/layer_cost.h"
+#include "cost_models/parameter_layout.h"
+
+namespace parplan::cost {
+
+namespace {
+
+// Megatron-Core DDP bucket: at least 40M parameters (distributed.DistributedDataParallelConfig
+// bucket_size = max(40000000, 1000000 * dp)); the last bucket of a chunk cannot overlap.
+constexpr double kGradBucketParams = 40e6;
+// Adam step per parameter: read the fp32 gradient (4), read+write the fp32 master weight (8)
+// and both moments (16), write the 16-bit weight (2); plus the gradient-norm read (4).
+constexpr double kOptimizerBytesPerParam = 34.0;
+
+struct ChunkTime {
+  PassTime forward;
+  PassTime backward;   // includes recomputation
+  PassTime recompute;  // the recomputation part alone
+  double fsdp_forward = 0;
+  double fsdp_backward = 0;
+  double forward_total() const { return forward.total() + fsdp_forward; }
+  double backward_total() const { return backward.total() + fsdp_backward; }
+};
+
+struct FsdpCosts {
+  double gather_s = 0;  // all-gather of one layer's 16-bit weights
+  double reduce_s = 0;  // reduce-scatter of one layer's gradients
+};
+
+}  // namespace
+
+double StepBreakdown::total() const {
+  return compute + recompute + tp_comm + cp_comm + ep_comm + pp_bubble + dp_comm + fsdp_comm +
+         optimizer;
+}
+
+std::vector<std::pair<std::string, double>> StepBreakdown::named() const {
+  return {{"compute", compute}, {"recompute", recompute}, {"tp_comm", tp_comm},
+          {"cp_comm", cp_comm}, {"ep_comm", ep_comm},     {"pipeline_bubble", pp_bubble},
+          {"dp_comm", dp_comm}, {"fsdp_comm", fsdp_comm}, {"optimizer", optimizer}};
+}
+
+StepEstimate estimate_step(const Job& job, const StepOptions& options) {
+  const ModelSpec& model = job.model;
+  const ParallelPlan& plan = job.plan;
+  const TrainingSpec& training = job.training;
+  const NodeSpec& node = job.cluster.node;
+  const CostContext ctx = CostContext::make(job, node);
+  const FrameworkTraits& traits = ctx.traits;
+  const double bpv = activation_bytes(training.precision);
+
+  StepEstimate out;
+  out.memory = estimate_memory(job, traits);
+  out.num_micro_batches = plan.num_micro_batches(training.global_batch_size);
+  const int64_t m = out.num_micro_batches;
+
+  const LayerTime dense = dense_layer_time(ctx);
+  const LayerTime moe = model.moe ? moe_layer_time(ctx) : LayerTime{};
+  const LayerTime embedding = embedding_time(ctx);
+  const LayerTime head = output_layer_time(ctx);
+
+  // ZeRO-3 / FSDP: each layer's weights are gathered before its forward and again before its
+  // backward, and its gradients reduce-scattered after; prefetching overlaps them with the
+  // neighbouring layer's compute (torchtitan FSDP2, DeepSpeed ZeRO-3 prefetch).
+  const auto stages = stage_parameters(job);
+  const GroupPlacement shard_group =
+      plan.zero_shard_size > 0
+          ? place_strided(plan.zero_shard_size, plan.tp, node.gpus_per_node)
+          : place_group(plan, node,
+                        traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
+                                                   : std::vector<std::string>{"dp"});
+  FsdpCosts fsdp;
+  if (plan.zero_stage >= 3 && stages.front().num_layers > 0) {
+    const double layer_params =
+        stages.front().dense_params /
+        std::max<double>(1.0, static_cast<double>(stages.front().num_layers));
+    const double layer_dense =
+        (stages.front().dense_params - stages.front().embedding_params) /
+        std::max<double>(1.0, static_cast<double>(stages.front().num_layers));
+    (void)layer_params;
+    fsdp.gather_s =
+        collective_cost(node, Collective::AllGather, shard_group, layer_dense * bpv).time_s;
+    fsdp.reduce_s = collective_cost(node, Collective::ReduceScatter, shard_group,
+                                    layer_dense * traits.grad_reduce_bytes)
+                        .time_s;
+  }
+
+  // Per stage and chunk: one micro-batch's forward and backward times.
+  const auto chunk_layers = layers_per_chunk(model, plan);
+  std::vector<std::vector<ChunkTime>> chunks(plan.pp, std::vector<ChunkTime>(plan.vpp));
+  int64_t first_layer = 0;
+  for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
+    const int64_t stage = index % plan.pp;
+    const int64_t chunk = index / plan.pp;
+    ChunkTime& c = chunks[stage][chunk];
+    for (int64_t l = first_layer; l < first_layer + chunk_layers[index]; ++l) {
+      const LayerTime& layer = model.is_moe_layer(l) ? moe : dense;
+      c.forward += layer.forward;
+      c.backward += layer.backward;
+      c.backward += layer.recompute;
+      c.recompute += layer.recompute;
+      if (plan.zero_stage >= 3) {
+        const double f = layer.forward.total();
+        const double b = layer.backward.total() + layer.recompute.total();
+        c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0);
+        c.fsdp_backward += std::max(fsdp.gather_s + fsdp.reduce_s - b, 0.0);
+      }
+    }
+    if (plan.zero_stage >= 3 && chunk_layers[index] > 0) {
+      c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
+      c.fsdp_backward += fsdp.reduce_s;  // nor the last reduce-scatter
+    }
+    if (index == 0) {
+      c.forward += embedding.forward;
+      c.backward += embedding.backward;
+    }
+    if (index == plan.pp * plan.vpp - 1) {
+      c.forward += head.forward;
+      c.backward += head.backward;
+    }
+    first_layer += chunk_layers[index];
+  }
+
+  // Pipeline point-to-point: the boundary activation (1/tp of it with the scatter-gather
+  // optimisation, Narayanan et al. 2021 §4.1).
+  if (plan.pp > 1) {
+    const GroupPlacement pp_group = place_group(plan, node, {"pp"});
+    double bytes = bpv * ctx.tokens * static_cast<double>(model.hidden_size);
+    if ((traits.pp_scatter_gather || plan.sequence_parallel) && plan.tp > 1) {
+      bytes /= static_cast<double>(plan.tp);
+    }
+    GroupPlacement pair = pp_group;
+    pair.size = 2;
+    out.p2p_s = collective_cost(node, Collective::SendRecv, pair, bytes).time_s;
+  }
+
+  PipelineInput pipe;
+  pipe.shape = {plan.schedule, plan.pp, plan.vpp, m};
+  pipe.p2p_s = out.p2p_s;
+  pipe.record_events = options.record_pipeline_events;
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    StageTimes st;
+    for (int64_t c = 0; c < plan.vpp; ++c) {
+      st.forward.push_back(chunks[s][c].forward_total());
+      st.backward.push_back(chunks[s][c].backward_total());
+      // Zero-bubble defers the weight-gradient GEMMs: about half the backward compute.
+      st.backward_weight.push_back(0.5 * chunks[s][c].backward.compute);
+    }
+    pipe.stages.push_back(std::move(st));
+  }
+  out.pipeline = simulate_pipeline_fast(pipe);
+
+  // Data-parallel gradient reduction per stage, then the optimizer and the parameter
+  // all-gather of the distributed optimizer.
+  const GroupPlacement dp_group =
+      place_group(plan, node,
+                  traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
+                                             : std::vector<std::string>{"dp"});
+  const int64_t expert_dp =
+      std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
+  const GroupPlacement expert_dp_group =
+      place_strided(expert_dp, plan.ep * plan.expert_tp(), node.gpus_per_node);
+  double best_end = 0;
+  std::vector<double> dp_exposed(plan.pp, 0.0);
+  std::vector<double> optimizer_s(plan.pp, 0.0);
+  double hidden_dp = 0;
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    const StageParameters& sp = stages[s];
+    double stage_comm = 0;
+    double gather_comm = 0;
+    if (plan.zero_stage < 3) {
+      const Collective reduce =
+          plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
+      stage_comm +=
+          collective_cost(node, reduce, dp_group, sp.dense_params * traits.grad_reduce_bytes)
+              .time_s;
+      stage_comm += collective_cost(node, reduce, expert_dp_group,
+                                    sp.expert_params * traits.grad_reduce_bytes)
+                        .time_s;
+      if (plan.zero_stage >= 1) {
+        gather_comm +=
+            collective_cost(node, Collective::AllGather, dp_group, sp.dense_params * bpv).time_s;
+        gather_comm +=
+            collective_cost(node, Collective::AllGather, expert_dp_group, sp.expert_params * bpv)
+                .time_s;
+      }
+    }
+    // Reduction of each chunk's gradients can start during its last backward pass.
+    double end = out.pipeline.finish_s[s];
+    if (traits.overlap_dp_grad_reduce && stage_comm > 0) {
+      std::vector<int64_t> order(plan.vpp);
+      for (int64_t c = 0; c < plan.vpp; ++c) order[c] = c;
+      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return out.pipeline.last_backward_start_s[s][a] < out.pipeline.last_backward_start_s[s][b];
+      });
+      double channel = 0;
+      const double params_per_chunk =
+          (sp.dense_params + sp.expert_params) / static_cast<double>(plan.vpp);
+      const double last_bucket = std::min(1.0, kGradBucketParams / std::max(1.0, params_per_chunk));
+      for (int64_t c : order) {
+        const double comm = stage_comm / static_cast<double>(plan.vpp);
+        const double start = std::max(channel, out.pipeline.last_backward_start_s[s][c]);
+        channel =
+            std::max(start + comm, out.pipeline.last_backward_end_s[s][c] + comm * last_bucket);
+      }
+      end = std::max(end, channel);
+      hidden_dp += 0;
+    } else {
+      end += stage_comm;
+    }
+    dp_exposed[s] = end - out.pipeline.finish_s[s];
+    const double gather_exposed =
+        traits.overlap_param_gather
+            ? gather_comm * std::min(1.0, kGradBucketParams /
+                                              std::max(1.0, sp.dense_params + sp.expert_params))
+            : gather_comm;
+    dp_exposed[s] += gather_exposed;
+    hidden_dp = std::max(hidden_dp, stage_comm + gather_comm - dp_exposed[s]);
+    // Optimizer over the parameters this GPU updates (its ZeRO shard).
+    double updated = sp.dense_params + sp.expert_params;
+    if (plan.zero_stage >= 1) {
+      updated = sp.dense_params / static_cast<double>(sp.dense_shard_group) +
+                sp.expert_params / static_cast<double>(sp.expert_shard_group);
+    }
+    const GpuSpec& gpu = node.gpu;
+    optimizer_s[s] =
+        updated * kOptimizerBytesPerParam / (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
+    const double stage_end = out.pipeline.finish_s[s] + dp_exposed[s] + optimizer_s[s];
+    if (stage_end > best_end) {
+      best_end = stage_end;
+      out.critical_stage = s;
+    }
+  }
+  out.hidden_dp_comm = hidden_dp;
+  out.step_time_s = best_end;
+
+  // Breakdown of the critical stage: its busy time by kind, the rest of its pipeline time
+  // is bubble, then its exposed data-parallel communication and optimizer.
+  StepBreakdown& br = out.breakdown;
+  const int64_t cs = out.critical_stage;
+  const double mb = static_cast<double>(m);
+  double busy = 0;
+  for (int64_t c = 0; c < plan.vpp; ++c) {
+    const ChunkTime& ch = chunks[cs][c];
+    const PassTime without_recompute_backward = [&] {
+      PassTime b = ch.backward;
+      b.compute -= ch.recompute.compute;
+      b.tp_comm -= ch.recompute.tp_comm;
+      b.cp_comm -= ch.recompute.cp_comm;
+      b.ep_comm -= ch.recompute.ep_comm;
+      return b;
+    }();
+    br.compute += mb * (ch.forward.compute + without_recompute_backward.compute);
+    br.recompute += mb * ch.recompute.total();
+    br.tp_comm += mb * (ch.forward.tp_comm + without_recompute_backward.tp_comm);
+    br.cp_comm += mb * (ch.forward.cp_comm + without_recompute_backward.cp_comm);
+    br.ep_comm += mb * (ch.forward.ep_comm + without_recompute_backward.ep_comm);
+    br.fsdp_comm += mb * (ch.fsdp_forward + ch.fsdp_backward);
+    busy += mb * (ch.forward_total() + ch.backward_total());
+  }
+  br.pp_bubble = std::max(0.0, out.pipeline.finish_s[cs] - busy);
+  br.dp_comm = dp_exposed[cs];
+  br.optimizer = optimizer_s[cs];
+
+  // Throughput and model FLOPs utilisation.
+  const double gpus = static_cast<double>(job.cluster.num_gpus);
+  out.tokens_per_s = training.tokens_per_step() / out.step_time_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  // Model FLOPs per step: every layer's forward+backward FLOPs on every micro-batch, summed
+  // over the model-parallel GPUs of one replica, times the replicas (dp).
+  double replica_flops = 0;
+  double replica_hw_flops = 0;
+  for (int64_t l = 0; l < model.num_layers; ++l) {
+    const LayerTime& layer = model.is_moe_layer(l) ? moe : dense;
+    replica_flops += layer.model_flops;
+    replica_hw_flops += layer.executed_flops;
+  }
+  replica_flops += head.model_flops;
+  replica_hw_flops += head.executed_flops;
+  const double per_micro_batch_gpus = static_cast<double>(plan.tp * plan.cp);
+  out.model_flops = replica_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
+  out.hardware_flops = replica_hw_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
+  out.model_tflops_per_gpu = out.model_flops / out.step_time_s / gpus / 1e12;
+  double peak = node.gpu.peak_tflops(training.precision);
+  if (peak <= 0) peak = node.gpu.peak_tflops(Precision::Bf16);
+  out.mfu = out.model_tflops_per_gpu / peak;
+  return out;
+}
+
+}  // namespace parplan::cost

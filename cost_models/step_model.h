@@ -1,0 +1,59 @@
+// The step-time model: per-stage micro-batch times from layer_cost, the pipeline schedule
+// simulated by pipeline_sim, then the data-parallel gradient reduction (overlapped with the
+// last backward passes where the framework does so), ZeRO/FSDP parameter gathers, and the
+// optimizer step. The breakdown sums to the step time. Tested in
+// tests/cost_models/step_model_test.cpp (invariants: tp=1 => no tp time, pp=1 => no bubble,
+// total >= compute; breakdown sums to the total) and by `parplan validate --published`.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/job.h"
+#include "cost_models/memory_model.h"
+#include "cost_models/pipeline_sim.h"
+
+namespace parplan::cost {
+
+// Named parts of the step; they sum to step_time_s. `overlapped` notes what was hidden.
+struct StepBreakdown {
+  double compute = 0;    // forward + backward kernels of the critical stage
+  double recompute = 0;  // recomputed forward work
+  double tp_comm = 0;    // exposed tensor-parallel collectives
+  double cp_comm = 0;    // exposed context-parallel exchange
+  double ep_comm = 0;    // exposed expert all-to-all
+  double pp_bubble = 0;  // pipeline idle time (warm-up, cool-down, waits on p2p)
+  double dp_comm = 0;    // exposed gradient reduction (and parameter all-gather)
+  double fsdp_comm = 0;  // exposed ZeRO-3/FSDP parameter gathers
+  double optimizer = 0;  // optimizer step
+  double total() const;
+  std::vector<std::pair<std::string, double>> named() const;
+};
+
+struct StepEstimate {
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops = 0;  // per step, all GPUs, no recomputation
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  double hardware_flops = 0;  // executed, with recomputation
+  StepBreakdown breakdown;
+  // Hidden by overlap with compute (for the explanation), seconds.
+  double hidden_dp_comm = 0;
+  double hidden_tp_comm = 0;
+  int64_t critical_stage = 0;
+  int64_t num_micro_batches = 0;
+  double p2p_s = 0;
+  MemoryEstimate memory;
+  PipelineResult pipeline;  // with events when requested
+};
+
+struct StepOptions {
+  bool record_pipeline_events = false;
+};
+
+StepEstimate estimate_step(const Job& job, const StepOptions& options = {});
+
+}  // namespace parplan::cost

@@ -1,0 +1,103 @@
+#include "tools/estimate_json.h"
+
+#include <algorithm>
+
+#include "core/units.h"
+#include "tools/cli_common.h"
+#include "tools/text_table.h"
+
+namespace parplan::tools {
+
+Json breakdown_to_json(const cost::StepBreakdown& breakdown) {
+  Json out = Json::object();
+  for (const auto& [name, seconds] : breakdown.named()) out[name] = seconds;
+  return out;
+}
+
+Json memory_to_json(const cost::MemoryEstimate& mem) {
+  Json stages = Json::array();
+  for (const auto& s : mem.stages) {
+    stages.push_back({{"stage", s.stage},
+                      {"params", s.params},
+                      {"weights_gib", s.weights_bytes / kGiB},
+                      {"gradients_gib", s.gradients_bytes / kGiB},
+                      {"optimizer_gib", s.optimizer_bytes / kGiB},
+                      {"activations_gib", s.activations_bytes / kGiB},
+                      {"transient_gib", s.transient_bytes / kGiB},
+                      {"logits_gib", s.logits_bytes / kGiB},
+                      {"workspace_gib", s.workspace_bytes / kGiB},
+                      {"fragmentation_gib", s.fragmentation_bytes / kGiB},
+                      {"in_flight_micro_batch_chunks", s.in_flight_chunks},
+                      {"total_gib", s.total_bytes() / kGiB}});
+  }
+  return {{"peak_stage", mem.peak_stage},
+          {"capacity_gib", mem.capacity_bytes / kGiB},
+          {"stages", stages}};
+}
+
+Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
+  return {{"plan", parallel_plan_to_json(job.plan)},
+          {"step_time_s", e.step_time_s},
+          {"tokens_per_s", e.tokens_per_s},
+          {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
+          {"model_tflops_per_gpu", e.model_tflops_per_gpu},
+          {"mfu", e.mfu},
+          {"peak_memory_gib", e.memory.peak_bytes / kGiB},
+          {"fits", e.memory.fits},
+          {"breakdown", breakdown_to_json(e.breakdown)},
+          {"num_micro_batches", e.num_micro_batches},
+          {"critical_stage", e.critical_stage},
+          {"p2p_time_s", e.p2p_s},
+          {"hidden_dp_comm_s", e.hidden_dp_comm},
+          {"model_flops", e.model_flops},
+          {"hardware_flops", e.hardware_flops},
+          {"num_gpus", job.cluster.num_gpus},
+          {"memory", memory_to_json(e.memory)}};
+}
+
+std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%s on %lld x %s (%lld GPUs), %s, framework %s\n",
+                job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
+                job.cluster.node.name.c_str(), static_cast<long long>(job.cluster.num_gpus),
+                to_string(job.training.precision), to_string(job.framework));
+  out += line;
+  const auto& p = job.plan;
+  std::snprintf(
+      line, sizeof line,
+      "plan: tp=%lld pp=%lld dp=%lld cp=%lld ep=%lld vpp=%lld mbs=%lld sp=%s recompute=%s "
+      "zero=%d schedule=%s (%lld micro-batches)\n",
+      static_cast<long long>(p.tp), static_cast<long long>(p.pp), static_cast<long long>(p.dp),
+      static_cast<long long>(p.cp), static_cast<long long>(p.ep), static_cast<long long>(p.vpp),
+      static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? "on" : "off",
+      to_string(p.recompute), p.zero_stage, to_string(p.schedule),
+      static_cast<long long>(e.num_micro_batches));
+  out += line;
+  std::snprintf(line, sizeof line,
+                "\nstep time      %s\nthroughput     %.0f tokens/s (%.0f per GPU)\n"
+                "model TFLOP/s  %.1f per GPU, MFU %.1f%%\n"
+                "peak memory    %.2f GiB of %.1f GiB (stage %lld) -> %s\n",
+                human_seconds(e.step_time_s).c_str(), e.tokens_per_s, e.tokens_per_s_per_gpu,
+                e.model_tflops_per_gpu, 100 * e.mfu, e.memory.peak_bytes / kGiB,
+                e.memory.capacity_bytes / kGiB, static_cast<long long>(e.memory.peak_stage),
+                e.memory.fits ? "fits" : "DOES NOT FIT");
+  out += line;
+  out +=
+      "\nwhere the time goes (critical pipeline stage " + std::to_string(e.critical_stage) + "):\n";
+  TextTable table({"part", "seconds", "share"});
+  for (const auto& [name, seconds] : e.breakdown.named()) {
+    if (seconds <= 0) continue;
+    table.add_row({name, fixed(seconds, 4), percent(seconds / e.step_time_s)});
+  }
+  table.add_row(
+      {"total", fixed(e.breakdown.total(), 4), percent(e.breakdown.total() / e.step_time_s)});
+  out += table.render({1, 2});
+  if (e.hidden_dp_comm > 0) {
+    out += "data-parallel communication hidden under backward compute: " +
+           human_seconds(e.hidden_dp_comm) + "\n";
+  }
+  return out;
+}
+
+}  // namespace parplan::tools

@@ -1,0 +1,45 @@
+// The published-runs validation set (../shared/validation/published_runs.json format): each
+// entry a job plus its measured step time (and memory for some). Predicts every run and
+// summarises the errors (MAPE, median, p90) for the whole set and for the core subset
+// (runs without MoE, context parallelism or FSDP, the time-model issue's gate).
+// Tested by tests/tools/validate_test.cpp (thresholds) on tests/data/published_runs.json.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "cost_models/step_model.h"
+
+namespace parplan::tools {
+
+struct PublishedRun {
+  std::string id;
+  Job job;
+  double reference_step_time_s = 0;
+  std::optional<double> reference_memory_gib;
+  bool uncertain = false;
+  bool core = false;  // no MoE, no context parallelism, no FSDP (zero_stage 3)
+};
+
+struct RunResult {
+  const PublishedRun* run = nullptr;
+  cost::StepEstimate estimate;
+  double step_error = 0;  // (predicted - reference) / reference
+  std::optional<double> memory_error;
+};
+
+struct ErrorStats {
+  int count = 0;
+  double mape = 0;
+  double median_ape = 0;
+  double p90_ape = 0;
+  double max_ape = 0;
+};
+
+std::vector<PublishedRun> load_published_runs(const std::string& path);
+std::vector<RunResult> predict_runs(const std::vector<PublishedRun>& runs);
+ErrorStats error_stats(std::vector<double> relative_errors);
+
+}  // namespace parplan::tools
