@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages parplan builds with (only what is missing). Needs root or sudo.
+set -euo pipefail
+packages=(cmake g++ make clang-format nlohmann-json3-dev libeigen3-dev libcli11-dev libgtest-dev
+          libbenchmark-dev libopenmpi-dev openmpi-bin "$@")
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all packages present"
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command (README, CI): installs what is missing, checks formatting, builds a Debug
+# ASan+UBSan tree and runs every test but the GPU ones, then (when nvcc exists) compiles the
+# CUDA sources without running them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/deps.sh
+start=$(date +%s)
+
+echo "== clang-format check"
+git ls-files '*.h' '*.cpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
+
+echo "== build (Debug, address+undefined sanitizers)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_SANITIZE="address;undefined" \
+  -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_ENABLE_BENCHMARKS=OFF
+cmake --build build-asan -j"$(nproc)"
+echo "== ctest -LE gpu"
+(cd build-asan && ctest -LE gpu --output-on-failure -j"$(nproc)")
+
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "== CUDA compile-only build (no GPU here: nothing CUDA runs)"
+  cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DPARPLAN_ENABLE_TESTS=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="80;90"
+  cmake --build build-cuda -j"$(nproc)"
+fi
+echo "== all tests passed in $(( $(date +%s) - start )) s"
