@@ -4,7 +4,7 @@
 // and a few public measurements (max achievable matmul throughput, collective bus bandwidth).
 // Every figure may be a number or {"value": x, "source": "..."}; presets must carry sources.
 // The schema is documented in hardware_profiles/README.md. Tested in
-// tests/core/cluster_spec_test.cpp (every preset parses and is sourced).
+// tests/core/presets_test.cpp (every preset parses and is sourced).
 #pragma once
 
 #include <array>

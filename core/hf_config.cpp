@@ -1,6 +1,7 @@
 #include "core/hf_config.h"
 
 #include <filesystem>
+#include <vector>
 
 #include "core/check.h"
 
@@ -56,6 +57,21 @@ class HfReader {
     return value->get<bool>();
   }
 
+  // An integer list such as Qwen-MoE's mlp_only_layers; empty when absent or null.
+  std::vector<int64_t> int_list(const char* key) const {
+    const Json* value = find({key});
+    if (value == nullptr) return {};
+    if (!value->is_array()) {
+      throw InputError(file_, key, describe_json_value(*value), "a list of layer indices");
+    }
+    std::vector<int64_t> out;
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      out.push_back(json_to_int((*value)[i], file_,
+                                std::string(key) + "[" + std::to_string(i) + "]", 0, kMax));
+    }
+    return out;
+  }
+
   std::string string_or(const char* key, std::string fallback) const {
     const Json* value = find({key});
     if (value == nullptr) return fallback;
@@ -67,6 +83,44 @@ class HfReader {
   const Json& object_;
   std::string file_;
 };
+
+// Which layers are MoE. ModelSpec puts them at first_dense_layers + k * moe_layer_frequency.
+// transformers places them differently per family:
+//  - DeepSeek-V2/V3 (modeling_deepseek.py): layer i is MoE when i >= first_k_dense_replace and
+//    i % moe_layer_freq == 0, i.e. from the first multiple of the frequency at or after k;
+//  - Qwen2-MoE/Qwen3-MoE (modeling_qwen2_moe.py): layer i is MoE when i is not in
+//    mlp_only_layers and (i + 1) % decoder_sparse_step == 0, i.e. from layer step - 1 on.
+// Layouts ModelSpec cannot express (scattered mlp_only_layers) are an input error.
+void place_moe_layers(const HfReader& in, const std::string& file, int64_t num_layers,
+                      MoeSpec& moe) {
+  if (auto freq = in.optional_int({"moe_layer_freq"}, 1)) {
+    const int64_t first_k = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
+    moe.moe_layer_frequency = *freq;
+    moe.first_dense_layers = (first_k + *freq - 1) / *freq * *freq;
+    return;
+  }
+  moe.first_dense_layers = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
+  const int64_t step = in.optional_int({"decoder_sparse_step"}, 1).value_or(1);
+  const std::vector<int64_t> mlp_only = in.int_list("mlp_only_layers");
+  if (step > 1) {
+    moe.moe_layer_frequency = step;
+    moe.first_dense_layers = step - 1;
+  }
+  if (mlp_only.empty()) return;
+  // A leading run 0..n-1 of dense layers (with every later layer MoE) is expressible.
+  bool leading_run = step == 1;
+  for (std::size_t i = 0; i < mlp_only.size() && leading_run; ++i) {
+    leading_run = mlp_only[i] == static_cast<int64_t>(i);
+  }
+  if (!leading_run || static_cast<int64_t>(mlp_only.size()) >= num_layers) {
+    std::string found;
+    for (int64_t layer : mlp_only) found += (found.empty() ? "" : ", ") + std::to_string(layer);
+    throw InputError(file, "mlp_only_layers", "[" + found + "]",
+                     "empty, or the leading layers 0..n-1 with decoder_sparse_step 1 (other dense "
+                     "layer layouts cannot be expressed; write the model as our JSON instead)");
+  }
+  moe.first_dense_layers = static_cast<int64_t>(mlp_only.size());
+}
 
 }  // namespace
 
@@ -91,9 +145,11 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   const std::string stem = std::filesystem::path(file).parent_path().filename().string();
   m.name = in.string_or("_name_or_path", stem.empty() ? model_type : stem);
   const bool gpt2 = model_type == "gpt2" || model_type == "GPT2LMHeadModel";
+  const bool bloom = model_type == "bloom" || model_type == "BloomForCausalLM";
 
   m.num_layers = in.require_int({"num_hidden_layers", "n_layer", "num_layers"}, 1);
-  m.hidden_size = in.require_int({"hidden_size", "n_embd", "d_model"}, 1);
+  // BLOOM's own config.json (bigscience/bloom) still spells the width "n_embed".
+  m.hidden_size = in.require_int({"hidden_size", "n_embd", "n_embed", "d_model"}, 1);
   m.num_attention_heads = in.require_int({"num_attention_heads", "n_head"}, 1);
   m.num_query_groups = in.optional_int({"num_key_value_heads", "multi_query_group_num"}, 1)
                            .value_or(m.num_attention_heads);
@@ -108,11 +164,13 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
     m.head_dim = m.hidden_size / m.num_attention_heads;
   }
 
-  if (gpt2) {
+  if (gpt2 || bloom) {
+    // GPT-2 and BLOOM: 4h GeLU MLP, LayerNorm, tied embeddings by default (transformers'
+    // GPT2Config / BloomConfig); GPT-2 learns positions, BLOOM uses ALiBi.
     m.ffn_hidden_size = in.optional_int({"n_inner"}, 1).value_or(4 * m.hidden_size);
     m.activation = Activation::Gelu;
     m.normalization = Normalization::LayerNorm;
-    m.position_embedding = PositionEmbedding::Learned;
+    m.position_embedding = bloom ? PositionEmbedding::Alibi : PositionEmbedding::Learned;
     m.tied_embeddings = in.optional_bool("tie_word_embeddings").value_or(true);
   } else {
     m.ffn_hidden_size = in.require_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1);
@@ -144,9 +202,7 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
       moe.num_shared_experts = 1;
       moe.shared_expert_ffn_hidden_size = *shared;
     }
-    moe.moe_layer_frequency =
-        in.optional_int({"moe_layer_freq", "decoder_sparse_step"}, 1).value_or(1);
-    moe.first_dense_layers = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
+    place_moe_layers(in, file, m.num_layers, moe);
     if (moe.top_k > moe.num_experts) {
       throw InputError(file, "num_experts_per_tok", std::to_string(moe.top_k),
                        "at most the number of experts (" + std::to_string(moe.num_experts) + ")");

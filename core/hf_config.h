@@ -1,5 +1,5 @@
 // Imports a Hugging Face transformers `config.json` (Llama, Mistral, Mixtral, Qwen2/Qwen2-MoE,
-// Qwen3/Qwen3-MoE, GPT-2, DeepSeek-V2/V3 style keys) as a ModelSpec. Unknown keys are
+// Qwen3/Qwen3-MoE, GPT-2, BLOOM, DeepSeek-V2/V3 style keys) as a ModelSpec. Unknown keys are
 // ignored (config files carry many unrelated ones); the keys used are checked strictly.
 // Tested in tests/core/hf_config_test.cpp on real config files in tests/data/hf/.
 #pragma once
