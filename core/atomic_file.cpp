@@ -24,7 +24,10 @@ void write_file_atomically(const std::string& path, std::string_view text) {
   if (fs::is_directory(target, ec)) {
     throw InputError(path, "", "a directory", "a file path to write");
   }
-  std::string temp = (folder / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string temp_name = ".";
+  temp_name += target.filename().string();
+  temp_name += ".tmp.XXXXXX";
+  std::string temp = (folder / temp_name).string();
   const int fd = mkstemp(temp.data());
   if (fd < 0) {
     throw Error(path + ": cannot create a temporary file in " + folder.string() + ": " +

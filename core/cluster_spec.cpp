@@ -114,6 +114,8 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     g.hbm_efficiency = figures.get(gpu, "hbm_efficiency", g.hbm_efficiency, 0.01, 1.0);
     read_precision_table(gpu, "dense_tflops", figures, g.dense_tflops, 1e7, true);
     read_precision_table(gpu, "matmul_efficiency", figures, g.matmul_efficiency, 1.0, false);
+    g.sustained_clock_fraction =
+        figures.get(gpu, "sustained_clock_fraction", g.sustained_clock_fraction, 0.05, 1.0);
     g.sm_count = static_cast<int64_t>(figures.get(gpu, "sm_count", 0, 0, 1e6));
     g.l2_cache_mib = figures.get(gpu, "l2_cache_mib", 0, 0, 1e6);
     g.kernel_launch_us = figures.get(gpu, "kernel_launch_us", g.kernel_launch_us, 0, 1e4);
@@ -217,6 +219,7 @@ Json node_spec_to_json(const NodeSpec& node) {
             {"memory_gib", node.gpu.memory_gib},
             {"hbm_bandwidth_gbps", node.gpu.hbm_bandwidth_gbps},
             {"hbm_efficiency", node.gpu.hbm_efficiency},
+            {"sustained_clock_fraction", node.gpu.sustained_clock_fraction},
             {"dense_tflops", tflops},
             {"matmul_efficiency", efficiency},
             {"sm_count", node.gpu.sm_count},

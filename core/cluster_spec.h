@@ -36,6 +36,9 @@ struct GpuSpec {
   std::array<double, kNumPrecisions> dense_tflops{};
   // Measured maximum achievable matmul throughput as a fraction of dense peak (MAMF).
   std::array<double, kNumPrecisions> matmul_efficiency{};
+  // Tensor-core clock sustained through a training run (power- and thermally-limited) as a
+  // fraction of the clock the peak and the burst MAMF measurement assume.
+  double sustained_clock_fraction = 1.0;
   int64_t sm_count = 0;
   double l2_cache_mib = 0;
   double kernel_launch_us = 4.0;  // host-side launch + dependency gap per kernel

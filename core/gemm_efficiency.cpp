@@ -46,7 +46,8 @@ double gemm_time_s(const GpuSpec& gpu, const GemmShape& s, Precision precision) 
   if (peak <= 0)
     peak = gpu.peak_tflops(Precision::Bf16) > 0 ? gpu.peak_tflops(Precision::Bf16)
                                                 : gpu.peak_tflops(Precision::Fp16);
-  const double compute_s = gemm_flops(s) / (peak * 1e12 * gemm_efficiency(gpu, s, precision));
+  const double compute_s = gemm_flops(s) / (peak * 1e12 * gpu.sustained_clock_fraction *
+                                            gemm_efficiency(gpu, s, precision));
   const double elem = gemm_element_bytes(precision);
   const double bytes = (static_cast<double>(s.m) * static_cast<double>(s.k) +
                         static_cast<double>(s.k) * static_cast<double>(s.n) +

@@ -1,11 +1,12 @@
 // The GEMM time model shared by the profiler (which fits its parameters to measurements) and
 // the cost model (which predicts with them):
-//   t = max(launch, 2MNK / (peak * e_max * f), bytes / (hbm * hbm_efficiency))
+//   t = max(launch, 2MNK / (peak * c * e_max * f), bytes / (hbm * hbm_efficiency))
 //   f = M/(M + m_half) * N/(N + n_half) * K/(K + k_half) * wave(M, N)
 //   wave = tiles / (ceil(tiles / sm_count) * sm_count), tiles = ceil(M/tile_m) * ceil(N/tile_n)
 // Small dimensions under-fill tiles and pipelines (the *_half terms); the last wave of tiles
 // leaves processors idle (wave quantization, NVIDIA "Matrix Multiplication Background User's
-// Guide"). e_max is the measured maximum achievable matmul fraction (MAMF). A kernel never
+// Guide"). e_max is the measured maximum achievable matmul fraction (MAMF), c the sustained
+// clock fraction of a long, power-limited run (GpuSpec::sustained_clock_fraction). A kernel never
 // takes less than the launch interval: launches are asynchronous, so the host only limits
 // kernels shorter than it.
 // Tested in tests/core/gemm_efficiency_test.cpp.

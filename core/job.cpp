@@ -142,7 +142,7 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     job.plan = parse_parallel_plan(Json::object(), file, "plan", job.cluster.num_gpus);
   }
   in.finish();
-  apply_framework_plan_defaults(job.framework, job.plan);
+  apply_framework_plan_defaults(job.framework, job.plan, job.training);
 
   if (plan_check == PlanCheck::Enforce) {
     if (auto violation = check_plan(job.model, job.cluster, job.training, job.plan)) {

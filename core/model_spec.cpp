@@ -135,8 +135,10 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
       in.choice_or("normalization", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
           ? Normalization::RmsNorm
           : Normalization::LayerNorm;
-  const std::string position =
-      in.choice_or("position_embedding", "learned", {"learned", "rotary", "alibi"});
+  // Default: rotary for Llama-style (RMSNorm) models, learned for GPT-style ones.
+  const std::string position = in.choice_or(
+      "position_embedding", m.normalization == Normalization::RmsNorm ? "rotary" : "learned",
+      {"learned", "rotary", "alibi"});
   m.position_embedding = position == "rotary"  ? PositionEmbedding::Rotary
                          : position == "alibi" ? PositionEmbedding::Alibi
                                                : PositionEmbedding::Learned;

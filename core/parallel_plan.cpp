@@ -45,7 +45,8 @@ bool ParallelPlan::was_given(std::string_view key) const {
   return std::find(given_keys.begin(), given_keys.end(), key) != given_keys.end();
 }
 
-void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan) {
+void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
+                                   const TrainingSpec& training) {
   const bool tp_split = plan.tp > 1;
   switch (framework) {
     case Framework::MegatronCore:
@@ -55,6 +56,13 @@ void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan) {
     case Framework::Torchtitan:
       if (!plan.was_given("zero_stage")) plan.zero_stage = 3;
       if (!plan.was_given("sequence_parallel")) plan.sequence_parallel = tp_split;
+      // torchtitan runs the local batch as one micro-batch, or splits it into
+      // pipeline_parallel_microbatches = pp micro-batches when pipelining.
+      if (!plan.was_given("micro_batch_size")) {
+        const int64_t local = training.global_batch_size / std::max<int64_t>(1, plan.dp);
+        const int64_t split = plan.pp > 1 ? plan.pp : 1;
+        if (local >= split && local % split == 0) plan.micro_batch_size = local / split;
+      }
       break;
     case Framework::LlmFoundry:
     case Framework::Maxtext:

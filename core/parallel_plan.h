@@ -79,8 +79,10 @@ Json parallel_plan_to_json(const ParallelPlan& plan);
 // Defaults a framework applies to plan keys the job did not set (documented in README,
 // "Frameworks"): Megatron-Core recipes (NeMo, Megatron-Bridge) run the distributed optimizer
 // (zero_stage 1) and sequence parallelism whenever tp > 1; torchtitan shards with FSDP2
-// (zero_stage 3) and applies sequence parallelism with tp; llm-foundry and MaxText shard
-// fully (zero_stage 3).
-void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan);
+// (zero_stage 3), applies sequence parallelism with tp and runs the local batch as one
+// micro-batch (pp micro-batches with pipelining); llm-foundry and MaxText shard fully
+// (zero_stage 3).
+void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
+                                   const TrainingSpec& training);
 
 }  // namespace parplan

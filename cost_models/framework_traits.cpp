@@ -88,6 +88,10 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.logits_bytes_per_element = 10;
       t.operator_level_selective_recompute = true;
       t.attention_kernel_native = false;  // PyTorch SDPA flash backend (FlashAttention-2)
+      // Eager PyTorch modules (torch.compile is off by default in torchtitan).
+      t.norm_traffic_factor = 9.0;
+      t.rope_traffic_factor = 5.0;
+      t.activation_traffic_factor = 1.7;
       break;
     case Framework::LlmFoundry:
       // llm-foundry: PyTorch FSDP, FlashAttention-2, PyTorch cross entropy.

@@ -20,6 +20,13 @@ struct FrameworkTraits {
   // about half of that on Hopper and later (Shah et al. 2024, FlashAttention-3, §1: FA2
   // "achieves only 35% utilization on H100" vs 75% for FA3).
   bool attention_kernel_native = true;
+  // Memory traffic of unfused (PyTorch eager) elementwise code relative to one fused kernel:
+  // RMSNorm as float/pow/mean/rsqrt/mul/type_as/mul passes (~36 vs 4 bytes per element),
+  // rotary embedding through complex views in fp32 (~20 vs 4), SwiGLU as silu then mul
+  // (10 vs 6). 1 = fused kernels.
+  double norm_traffic_factor = 1.0;
+  double rope_traffic_factor = 1.0;
+  double activation_traffic_factor = 1.0;
   // Communication overlapped with compute.
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
   bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute

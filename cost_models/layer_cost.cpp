@@ -13,13 +13,13 @@ namespace parplan::cost {
 namespace {
 
 // Flash attention throughput relative to the GPU's maximum achievable matmul throughput
-// (MAMF). Forward: FlashAttention-3 on H100 reaches 740-760 TFLOP/s at long sequences (0.94
-// of H100's MAMF of 794 TFLOP/s), FlashAttention-2 on A100 73% of peak (0.84 of A100's MAMF):
-// 0.9. Backward runs five matmuls per block with more synchronisation: 500-600 TFLOP/s on
-// H100 and 48-61% of peak on A100 (FlashAttention-2 paper, Fig. 5), about 0.68 of MAMF.
+// (MAMF). Forward: FlashAttention-2 on A100 reaches at best 73% of peak (0.84 of A100's MAMF),
+// FlashAttention-3 on H100 75% (0.93 of H100's MAMF): 0.85. Backward runs five matmuls per
+// block with more synchronisation: about 50% of peak on A100 (FlashAttention-2 abstract:
+// "50-73%"), ~500 TFLOP/s on H100 (FlashAttention-3): 0.6 of MAMF.
 // (Dao 2023, arXiv 2307.08691; Shah et al. 2024, arXiv 2407.08608.)
-constexpr double kFlashForwardOfMamf = 0.9;
-constexpr double kFlashBackwardOfMamf = 0.68;
+constexpr double kFlashForwardOfMamf = 0.85;
+constexpr double kFlashBackwardOfMamf = 0.6;
 // Short sequences leave the per-block pipeline half empty: the kernels reach half their
 // long-sequence throughput when a query attends to this many keys (FlashAttention-3 Fig. 5:
 // 2x from 512 to 8k keys).
@@ -29,9 +29,22 @@ constexpr double kFlashHalfKeys = 256;
 constexpr double kPortableFlashOnNewerGpus = 0.47;
 // Backward passes read saved tensors and gradients: about twice the forward bytes.
 constexpr double kBackwardBytesFactor = 2.0;
-// fp8 GEMM inputs are quantised (read 16-bit, write fp8 and its transpose for the backward
-// GEMMs: Transformer Engine), bytes per element beyond the 16-bit value.
-constexpr double kFp8CastExtraBytes = 2.0;
+// fp8 GEMM inputs are quantised in their own kernel: read the 16-bit value, write the fp8
+// value and its transpose for the backward GEMMs (Transformer Engine cast_transpose), 4 bytes
+// per element.
+constexpr double kFp8CastBytes = 4.0;
+// NCCL runs one thread block per channel; collectives overlapped with compute hold about 16
+// SMs for their duration (Hopper/Ampere NVLink rings use 16-32 channels; Transformer Engine
+// userbuffers reserve 16-32 SMs), which the concurrent GEMMs lose.
+constexpr double kCommSms = 16.0;
+
+}  // namespace
+
+double comm_sm_fraction(const GpuSpec& gpu) {
+  return gpu.sm_count > 0 ? std::min(1.0, kCommSms / static_cast<double>(gpu.sm_count)) : 0.0;
+}
+
+namespace {
 
 bool newer_than_ampere(const GpuSpec& gpu) {
   return gpu.architecture == "hopper" || gpu.architecture == "blackwell";
@@ -155,11 +168,18 @@ struct BlockTimes {
 };
 
 // GEMM forward/backward of one linear layer with fp8 quantisation overheads.
-void add_linear(BlockTimes& t, const Ops& ops, const CostContext& ctx, double m, double n,
-                double k) {
+void record(const CostContext& ctx, const char* name, const char* kind, double flops, double bytes,
+            double forward_s, double backward_s) {
+  if (ctx.ops_out != nullptr)
+    ctx.ops_out->push_back({name, kind, flops, bytes, forward_s, backward_s});
+}
+
+void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx, double m,
+                double n, double k) {
   const double f = ops.gemm_forward(m, n, k);
   const double dg = ops.gemm_dgrad(m, n, k);
   const double wg = ops.gemm_wgrad(m, n, k);
+  record(ctx, name, "gemm", 2 * m * n * k, 0, f, dg + wg);
   t.forward_compute += f;
   t.forward_gemm += f;
   t.backward_compute += dg + wg;
@@ -170,15 +190,22 @@ void add_linear(BlockTimes& t, const Ops& ops, const CostContext& ctx, double m,
   t.executed_flops += 3 * flops;
   if (ctx.training->precision == Precision::Fp8) {
     // Quantise the input (m x k) forward and the output gradient (m x n) backward.
-    t.forward_compute += ops.memory(kFp8CastExtraBytes * m * k);
-    t.backward_compute += ops.memory(kFp8CastExtraBytes * m * n);
+    const double cast_forward = ops.memory(kFp8CastBytes * m * k);
+    const double cast_backward = ops.memory(kFp8CastBytes * m * n);
+    t.forward_compute += cast_forward;
+    t.backward_compute += cast_backward;
+    record(ctx, "fp8 cast", "memory", 0, kFp8CastBytes * m * k, cast_forward, cast_backward);
   }
 }
 
 // A norm or an elementwise kernel moving `bytes` forward (and about twice that backward).
-void add_memory_op(BlockTimes& t, const Ops& ops, double bytes) {
-  t.forward_compute += ops.memory(bytes);
-  t.backward_compute += ops.memory(kBackwardBytesFactor * bytes);
+void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx,
+                   double bytes) {
+  const double f = ops.memory(bytes);
+  const double b = ops.memory(kBackwardBytesFactor * bytes);
+  t.forward_compute += f;
+  t.backward_compute += b;
+  record(ctx, name, "memory", 0, bytes, f, b);
 }
 
 }  // namespace
@@ -236,18 +263,23 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
 
   BlockTimes blk = mlp;
   // QKV and output projections (column- then row-parallel).
-  add_linear(blk, ops, ctx, T, (qw + 2 * kvw) / t, h);
-  add_linear(blk, ops, ctx, T, h, qw / t);
+  add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
+  add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
   // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
-  add_memory_op(blk, ops, 2 * bpv * T * h * rep);  // norm 1
-  add_memory_op(blk, ops, 2 * bpv * T * h * rep);  // norm 2
+  const FrameworkTraits& tr_ = ctx.traits;
+  add_memory_op(blk, "norm 1", ops, ctx, tr_.norm_traffic_factor * 2 * bpv * T * h * rep);
+  add_memory_op(blk, "norm 2", ops, ctx, tr_.norm_traffic_factor * 2 * bpv * T * h * rep);
   if (m.position_embedding == PositionEmbedding::Rotary) {
-    add_memory_op(blk, ops, 2 * bpv * T * (qw + kvw) / t);
+    add_memory_op(blk, "rotary embedding", ops, ctx,
+                  tr_.rope_traffic_factor * 2 * bpv * T * (qw + kvw) / t);
   }
-  add_memory_op(blk, ops, (3 * bpv + mask) * T * h * rep);  // after attention
-  add_memory_op(blk, ops, (3 * bpv + mask) * T * h * rep);  // after MLP
+  add_memory_op(blk, "residual (+dropout) after attention", ops, ctx,
+                (3 * bpv + mask) * T * h * rep);
+  add_memory_op(blk, "residual (+dropout) after MLP", ops, ctx, (3 * bpv + mask) * T * h * rep);
 
   const AttentionCore core = attention_core(ctx, ops);
+  record(ctx, ctx.traits.flash_attention || p.cp > 1 ? "attention (flash)" : "attention (unfused)",
+         "attention", core.executed_flops_forward, 0, core.forward, core.backward);
   LayerTime out;
   out.forward.compute = blk.forward_compute + core.forward;
   out.backward.compute = blk.backward_compute + core.backward;
@@ -275,6 +307,10 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
                                  ? std::max(backward_comm - blk.backward_wgrad, 0.0)
                                  : backward_comm;
     }
+    // The hidden part still holds SMs away from the GEMMs it overlaps.
+    const double sm_share = comm_sm_fraction(ctx.node->gpu);
+    out.forward.compute += sm_share * std::max(forward_comm - out.forward.tp_comm, 0.0);
+    out.backward.compute += sm_share * std::max(backward_comm - out.backward.tp_comm, 0.0);
     if (sp && !ctx.traits.tp_comm_overlap) {
       // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
       // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
@@ -294,6 +330,9 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
         collective_cost(*ctx.node, Collective::SendRecv, ctx.cp_group, kv_bytes).time_s;
     out.forward.cp_comm = (cp - 1) * std::max(step - core.forward / cp, 0.0);
     out.backward.cp_comm = (cp - 1) * std::max(2 * step - core.backward / cp, 0.0);
+    const double sm_share = comm_sm_fraction(ctx.node->gpu);
+    out.forward.compute += sm_share * ((cp - 1) * step - out.forward.cp_comm);
+    out.backward.compute += sm_share * ((cp - 1) * 2 * step - out.backward.cp_comm);
   }
 
   // Recomputation before the backward pass.
@@ -331,9 +370,10 @@ LayerTime dense_layer_time(const CostContext& ctx) {
   const double bpv = activation_bytes(ctx.training->precision);
   const bool swiglu = m.activation == Activation::Swiglu;
   BlockTimes mlp;
-  add_linear(mlp, ops, ctx, T, (swiglu ? 2 * f : f) / t, h);
-  add_linear(mlp, ops, ctx, T, h, f / t);
-  add_memory_op(mlp, ops, (swiglu ? 3 : 2) * bpv * T * f / t);  // activation function
+  add_linear(mlp, "mlp fc1", ops, ctx, T, (swiglu ? 2 * f : f) / t, h);
+  add_linear(mlp, "mlp fc2", ops, ctx, T, h, f / t);
+  add_memory_op(mlp, "mlp activation", ops, ctx,
+                ctx.traits.activation_traffic_factor * (swiglu ? 3 : 2) * bpv * T * f / t);
   return layer_time(ctx, mlp, 0.0);
 }
 
@@ -358,9 +398,11 @@ LayerTime moe_layer_time(const CostContext& ctx) {
 
   BlockTimes mlp;
   BlockTimes experts;
-  add_linear(experts, ops, ctx, per_expert, (swiglu ? 2 * fe : fe) / etp, h);
-  add_linear(experts, ops, ctx, per_expert, h, fe / etp);
-  add_memory_op(experts, ops, (swiglu ? 3 : 2) * bpv * per_expert * fe / etp);
+  add_linear(experts, "expert fc1 (one expert)", ops, ctx, per_expert, (swiglu ? 2 * fe : fe) / etp,
+             h);
+  add_linear(experts, "expert fc2 (one expert)", ops, ctx, per_expert, h, fe / etp);
+  add_memory_op(experts, "expert activation (one expert)", ops, ctx,
+                (swiglu ? 3 : 2) * bpv * per_expert * fe / etp);
   mlp.forward_compute = experts.forward_compute * local_experts;
   mlp.backward_compute = experts.backward_compute * local_experts;
   mlp.forward_gemm = experts.forward_gemm * local_experts;
@@ -370,14 +412,14 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   mlp.executed_flops = experts.executed_flops * local_experts;
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double fs = static_cast<double>(moe.shared_expert_ffn_hidden_size);
-    add_linear(mlp, ops, ctx, T, (swiglu ? 2 * fs : fs) / t, h);
-    add_linear(mlp, ops, ctx, T, h, fs / t);
-    add_memory_op(mlp, ops, (swiglu ? 3 : 2) * bpv * T * fs / t);
+    add_linear(mlp, "shared expert fc1", ops, ctx, T, (swiglu ? 2 * fs : fs) / t, h);
+    add_linear(mlp, "shared expert fc2", ops, ctx, T, h, fs / t);
+    add_memory_op(mlp, "shared expert activation", ops, ctx, (swiglu ? 3 : 2) * bpv * T * fs / t);
   }
   // Router (a small GEMM over all experts) and the permutation of the routed tokens before
   // and after the experts.
-  add_linear(mlp, ops, ctx, T, static_cast<double>(moe.num_experts), h);
-  add_memory_op(mlp, ops, 2 * 2 * bpv * T * k * h);
+  add_linear(mlp, "router", ops, ctx, T, static_cast<double>(moe.num_experts), h);
+  add_memory_op(mlp, "token permutation", ops, ctx, 2 * 2 * bpv * T * k * h);
 
   LayerTime out = layer_time(ctx, mlp, 0.0);
   if (p.ep > 1) {
@@ -414,11 +456,11 @@ LayerTime output_layer_time(const CostContext& ctx) {
   const double vocab = static_cast<double>(m.vocab_size) / t;
   const double bpv = activation_bytes(ctx.training->precision);
   BlockTimes blk;
-  add_memory_op(blk, ops, 2 * bpv * T * h);  // final norm
+  add_memory_op(blk, "final norm", ops, ctx, 2 * bpv * T * h);
   // The output GEMM runs in 16-bit even in fp8 recipes (Transformer Engine keeps the first
   // and last layers in higher precision).
   const Ops wide{ctx, ctx.node->gpu, attention_precision_of(*ctx.training)};
-  add_linear(blk, wide, ctx, T, vocab, h);
+  add_linear(blk, "output layer", wide, ctx, T, vocab, h);
   // Cross entropy: read the logits, softmax in fp32, write the gradient.
   const double logits = T * vocab;
   blk.forward_compute += ops.memory((bpv + 4 + 4) * logits);

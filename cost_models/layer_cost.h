@@ -8,6 +8,9 @@
 // eq. 3, tp=1 => no tp time, monotonicity).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/job.h"
 #include "cost_models/framework_traits.h"
 #include "cost_models/group_placement.h"
@@ -33,6 +36,16 @@ struct LayerTime {
   double executed_flops = 0;  // including recomputation and the unmasked attention blocks
 };
 
+// One op of a layer for one micro-batch (explanations: `parplan simulate --explain`).
+struct OpRecord {
+  std::string name;
+  std::string kind;  // gemm, attention, memory
+  double flops = 0;  // forward
+  double bytes = 0;  // forward memory traffic of memory-bound kernels
+  double forward_s = 0;
+  double backward_s = 0;
+};
+
 // Everything the per-layer model needs, prepared once per plan.
 struct CostContext {
   const ModelSpec* model = nullptr;
@@ -43,7 +56,8 @@ struct CostContext {
   GroupPlacement tp_group;
   GroupPlacement cp_group;
   GroupPlacement ep_group;
-  double tokens = 0;  // T = micro_batch_size * seq_length / cp on this GPU
+  double tokens = 0;                         // T = micro_batch_size * seq_length / cp on this GPU
+  std::vector<OpRecord>* ops_out = nullptr;  // when set, every op is appended here
 
   static CostContext make(const Job& job, const NodeSpec& node);
 };
@@ -52,6 +66,9 @@ LayerTime dense_layer_time(const CostContext& ctx);
 LayerTime moe_layer_time(const CostContext& ctx);
 LayerTime embedding_time(const CostContext& ctx);     // first stage: lookup (and grads)
 LayerTime output_layer_time(const CostContext& ctx);  // last stage: final norm, logits, loss
+
+// Fraction of the GPU's processors a collective overlapped with compute takes from it.
+double comm_sm_fraction(const GpuSpec& gpu);
 
 // Load-imbalance allowance for routed experts: the busiest expert rank processes this many
 // times the mean token count (stated assumption; auxiliary-loss-balanced routers keep the

@@ -109,8 +109,10 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
       if (plan.zero_stage >= 3) {
         const double f = layer.forward.total();
         const double b = layer.backward.total() + layer.recompute.total();
-        c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0);
-        c.fsdp_backward += std::max(fsdp.gather_s + fsdp.reduce_s - b, 0.0);
+        const double sm_share = comm_sm_fraction(node.gpu);
+        c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0) + sm_share * std::min(fsdp.gather_s, f);
+        c.fsdp_backward += std::max(fsdp.gather_s + fsdp.reduce_s - b, 0.0) +
+                           sm_share * std::min(fsdp.gather_s + fsdp.reduce_s, b);
       }
     }
     if (plan.zero_stage >= 3 && chunk_layers[index] > 0) {
@@ -216,6 +218,8 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
       end += stage_comm;
     }
     dp_exposed[s] = end - out.pipeline.finish_s[s];
+    // Gradient reduction hidden under the last backward passes slows them by the SMs it holds.
+    dp_exposed[s] += comm_sm_fraction(node.gpu) * std::max(stage_comm - dp_exposed[s], 0.0);
     const double gather_exposed =
         traits.overlap_param_gather
             ? gather_comm * std::min(1.0, kGradBucketParams /

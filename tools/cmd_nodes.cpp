@@ -1,4 +1,5 @@
 // `parplan nodes`: lists the built-in node presets with their key figures.
+#include <algorithm>
 #include <cstdio>
 
 #include "core/presets.h"
@@ -14,7 +15,7 @@ void register_nodes(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print the presets as JSON");
   cmd->callback([json] {
     Json list = Json::array();
-    TextTable table({"preset", "gpu", "gpus", "memory", "bf16 TF", "fp8 TF", "HBM TB/s",
+    TextTable table({"preset", "gpu", "gpus", "memory", "16-bit TF", "fp8 TF", "HBM TB/s",
                      "intra GB/s", "fabric", "network"});
     for (const auto& name : node_preset_names()) {
       const NodeSpec n = *find_node_preset(name);

@@ -1,10 +1,12 @@
 // `parplan simulate --job FILE [--json] [--trace OUT.json]`: one plan, predicted.
 #include <cstdio>
 
+#include "cost_models/layer_cost.h"
 #include "cost_models/step_model.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
+#include "tools/text_table.h"
 
 namespace parplan::tools {
 
@@ -13,7 +15,32 @@ namespace {
 struct SimulateOptions {
   std::string job;
   bool json = false;
+  bool explain = false;
 };
+
+// One layer's ops for one micro-batch on one GPU, with FLOPs, bytes and times.
+void print_layer_explanation(const Job& job, bool moe) {
+  cost::CostContext ctx = cost::CostContext::make(job, job.cluster.node);
+  std::vector<cost::OpRecord> ops;
+  ctx.ops_out = &ops;
+  const cost::LayerTime layer = moe ? cost::moe_layer_time(ctx) : cost::dense_layer_time(ctx);
+  std::printf("\n%s layer, one micro-batch (%.0f tokens on this GPU):\n", moe ? "MoE" : "dense",
+              ctx.tokens);
+  TextTable table({"op", "kind", "GFLOP", "MB", "fwd ms", "bwd ms", "fwd TFLOP/s"});
+  for (const auto& op : ops) {
+    table.add_row({op.name, op.kind, op.flops > 0 ? fixed(op.flops / 1e9, 2) : "-",
+                   op.bytes > 0 ? fixed(op.bytes / 1e6, 1) : "-", fixed(op.forward_s * 1e3, 3),
+                   fixed(op.backward_s * 1e3, 3),
+                   op.flops > 0 ? fixed(op.flops / op.forward_s / 1e12, 0) : "-"});
+  }
+  std::fputs(table.render({2, 3, 4, 5, 6}).c_str(), stdout);
+  std::printf(
+      "forward: compute %.3f ms, tp %.3f, cp %.3f, ep %.3f; backward: compute %.3f ms, "
+      "tp %.3f, cp %.3f, ep %.3f; recompute %.3f ms\n",
+      layer.forward.compute * 1e3, layer.forward.tp_comm * 1e3, layer.forward.cp_comm * 1e3,
+      layer.forward.ep_comm * 1e3, layer.backward.compute * 1e3, layer.backward.tp_comm * 1e3,
+      layer.backward.cp_comm * 1e3, layer.backward.ep_comm * 1e3, layer.recompute.total() * 1e3);
+}
 
 void run_simulate(const SimulateOptions& options) {
   const Job job = load_job(options.job);
@@ -22,6 +49,10 @@ void run_simulate(const SimulateOptions& options) {
     print_json(estimate_to_json(job, estimate));
   } else {
     std::fputs(estimate_to_text(job, estimate).c_str(), stdout);
+    if (options.explain) {
+      print_layer_explanation(job, false);
+      if (job.model.moe) print_layer_explanation(job, true);
+    }
   }
 }
 
@@ -32,6 +63,8 @@ void register_simulate(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "Predict step time and memory of the job's plan");
   cmd->add_option("--job", options->job, "Job file (JSON, see README)")->required();
   cmd->add_flag("--json", options->json, "Print one JSON object");
+  cmd->add_flag("--explain", options->explain,
+                "Also list every op of a layer with its FLOPs, bytes and time");
   cmd->callback([options] { run_simulate(*options); });
 }
 
