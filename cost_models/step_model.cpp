@@ -138,9 +138,17 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
     if ((traits.pp_scatter_gather || plan.sequence_parallel) && plan.tp > 1) {
       bytes /= static_cast<double>(plan.tp);
     }
-    GroupPlacement pair = pp_group;
-    pair.size = 2;
-    out.p2p_s = collective_cost(node, Collective::SendRecv, pair, bytes).time_s;
+    // Adjacent stages sit on one node unless the pipeline crosses a node boundary between
+    // them: with ranks_per_node stages per node, one boundary in ranks_per_node does. The
+    // simulation uses the mean transfer time (every micro-batch crosses every boundary).
+    GroupPlacement local = place_strided(2, 1, node.gpus_per_node);
+    GroupPlacement remote = place_strided(2, node.gpus_per_node, node.gpus_per_node);
+    remote.nic_share = pp_group.nic_share;
+    const double crossing =
+        pp_group.crosses_nodes() ? 1.0 / static_cast<double>(pp_group.ranks_per_node) : 0.0;
+    const double t_local = collective_cost(node, Collective::SendRecv, local, bytes).time_s;
+    const double t_remote = collective_cost(node, Collective::SendRecv, remote, bytes).time_s;
+    out.p2p_s = crossing * t_remote + (1.0 - crossing) * t_local;
   }
 
   PipelineInput pipe;
@@ -244,9 +252,18 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
   }
   out.hidden_dp_comm = hidden_dp;
   out.step_time_s = best_end;
+  // The breakdown follows the bottleneck stage: the one with the most work (busy time plus
+  // its exposed reduction and optimizer). Everything else of the step is waiting on the
+  // pipeline: warm-up and cool-down bubbles, imbalance between stages, p2p transfers.
+  double most_work = -1;
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    const double work = out.pipeline.busy_s[s] + dp_exposed[s] + optimizer_s[s];
+    if (work > most_work) {
+      most_work = work;
+      out.critical_stage = s;
+    }
+  }
 
-  // Breakdown of the critical stage: its busy time by kind, the rest of its pipeline time
-  // is bubble, then its exposed data-parallel communication and optimizer.
   StepBreakdown& br = out.breakdown;
   const int64_t cs = out.critical_stage;
   const double mb = static_cast<double>(m);
@@ -269,9 +286,9 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
     br.fsdp_comm += mb * (ch.fsdp_forward + ch.fsdp_backward);
     busy += mb * (ch.forward_total() + ch.backward_total());
   }
-  br.pp_bubble = std::max(0.0, out.pipeline.finish_s[cs] - busy);
   br.dp_comm = dp_exposed[cs];
   br.optimizer = optimizer_s[cs];
+  br.pp_bubble = std::max(0.0, out.step_time_s - busy - br.dp_comm - br.optimizer);
 
   // Throughput and model FLOPs utilisation.
   const double gpus = static_cast<double>(job.cluster.num_gpus);

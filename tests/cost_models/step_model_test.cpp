@@ -1,0 +1,94 @@
+#include "cost_models/step_model.h"
+
+#include <gtest/gtest.h>
+
+#include "core/presets.h"
+
+namespace parplan::cost {
+namespace {
+
+Job make_job(const std::string& model, const std::string& node, int64_t nodes, int64_t gbs,
+             int64_t seq, const std::string& plan, const std::string& framework = "megatron-core",
+             const std::string& precision = "bf16") {
+  const std::string text = R"({"framework": ")" + framework + R"(", "model": ")" + model +
+                           R"(", "cluster": {"node": ")" + node + R"(", "num_nodes": )" +
+                           std::to_string(nodes) + R"(}, "training": {"global_batch_size": )" +
+                           std::to_string(gbs) + R"(, "seq_length": )" + std::to_string(seq) +
+                           R"(, "precision": ")" + precision + R"("}, "plan": )" + plan + "}";
+  return parse_job(parse_json(text, "job.json"), "job.json", "");
+}
+
+void expect_invariants(const Job& job, const StepEstimate& e) {
+  EXPECT_NEAR(e.breakdown.total(), e.step_time_s, 1e-9 * e.step_time_s);
+  EXPECT_GE(e.step_time_s, e.breakdown.compute);
+  EXPECT_GT(e.mfu, 0.0);
+  EXPECT_LT(e.mfu, 1.0);
+  for (const auto& [name, seconds] : e.breakdown.named()) EXPECT_GE(seconds, 0.0) << name;
+  if (job.plan.tp == 1) {
+    EXPECT_EQ(e.breakdown.tp_comm, 0.0);
+  }
+  if (job.plan.pp == 1) {
+    EXPECT_NEAR(e.breakdown.pp_bubble, 0.0, 1e-9 * e.step_time_s);
+  }
+  if (job.plan.cp == 1) {
+    EXPECT_EQ(e.breakdown.cp_comm, 0.0);
+  }
+  // Per-GPU memory is at least the model's parameters divided over tp*pp in 16-bit.
+  const double params = static_cast<double>(job.model.total_params(job.training.seq_length));
+  EXPECT_GE(e.memory.peak_bytes, 2.0 * params / static_cast<double>(job.plan.tp * job.plan.pp) /
+                                     static_cast<double>(job.plan.dp * job.plan.cp) * 0.99);
+}
+
+TEST(StepModel, InvariantsOverAGridOfPlans) {
+  for (const char* plan :
+       {R"({"tp": 1, "pp": 1})", R"({"tp": 8, "pp": 1})", R"({"tp": 4, "pp": 4})",
+        R"({"tp": 2, "pp": 4, "vpp": 2})", R"({"tp": 8, "pp": 2, "recompute": "full"})",
+        R"({"tp": 4, "pp": 2, "cp": 2})", R"({"tp": 1, "pp": 1, "zero_stage": 3})",
+        R"({"tp": 2, "pp": 8, "schedule": "zero-bubble"})"}) {
+    const Job job = make_job("llama3.1-8b", "dgx-h100", 4, 256, 8192, plan);
+    const StepEstimate e = estimate_step(job);
+    SCOPED_TRACE(plan);
+    expect_invariants(job, e);
+  }
+}
+
+TEST(StepModel, MoreDataParallelReplicasShortenTheStep) {
+  const Job small = make_job("llama3.1-8b", "dgx-h100", 2, 256, 4096, R"({"tp": 2})");
+  const Job large = make_job("llama3.1-8b", "dgx-h100", 8, 256, 4096, R"({"tp": 2})");
+  EXPECT_LT(estimate_step(large).step_time_s, estimate_step(small).step_time_s);
+}
+
+TEST(StepModel, Fp8IsFasterThanBf16OnHopperButNotTwiceAsFast) {
+  const Job bf16 =
+      make_job("llama3.1-70b", "dgx-h100", 8, 128, 8192, R"({"tp": 4, "pp": 4, "vpp": 5})");
+  const Job fp8 = make_job("llama3.1-70b", "dgx-h100", 8, 128, 8192,
+                           R"({"tp": 4, "pp": 4, "vpp": 5})", "megatron-core", "fp8");
+  const double speedup = estimate_step(bf16).step_time_s / estimate_step(fp8).step_time_s;
+  EXPECT_GT(speedup, 1.2);
+  EXPECT_LT(speedup, 2.0);
+}
+
+TEST(StepModel, FullRecomputeCostsAboutAThirdMoreCompute) {
+  const Job none = make_job("gpt3-175b", "dgx-a100-80gb", 48, 1536, 2048, R"({"tp": 8, "pp": 12})");
+  const Job full = make_job("gpt3-175b", "dgx-a100-80gb", 48, 1536, 2048,
+                            R"({"tp": 8, "pp": 12, "recompute": "full"})");
+  const StepEstimate a = estimate_step(none);
+  const StepEstimate b = estimate_step(full);
+  EXPECT_NEAR(b.breakdown.recompute / a.breakdown.compute, 1.0 / 3.0, 0.1);
+  EXPECT_LT(b.memory.peak_bytes, a.memory.peak_bytes);
+  EXPECT_NEAR(a.model_flops, b.model_flops, 1e-6 * a.model_flops);  // model FLOPs exclude it
+}
+
+TEST(StepModel, ModelFlopsMatchNarayananFormula) {
+  // Narayanan et al. 2021 eq. 3 without recomputation: 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
+  // counts full (non-causal) attention; ours counts causal attention (half the score work).
+  const Job job = make_job("gpt3-175b", "dgx-a100-80gb", 48, 1536, 2048, R"({"tp": 8, "pp": 12})");
+  const StepEstimate e = estimate_step(job);
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  const double dense = 72 * B * s * l * h * h * (1 + V / (12 * l * h));
+  const double causal_attention = 72 * B * s * l * h * h * (s / (6 * h)) * 0.5;
+  EXPECT_NEAR(e.model_flops / (dense + causal_attention), 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace parplan::cost
