@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/check.h"
 
@@ -13,6 +15,39 @@ constexpr double kNotDone = -1.0;
 
 }  // namespace
 
+namespace {
+
+// The action lists of a shape, flattened, cached per thread: the planner simulates many
+// plans of the same shape.
+struct FlatAction {
+  PipeOp op;
+  int32_t micro_batch;
+  int32_t chunk;
+  int32_t virtual_stage;
+};
+using FlatSchedule = std::vector<std::vector<FlatAction>>;
+
+const FlatSchedule& flat_schedule(const PipelineShape& shape) {
+  using Key = std::tuple<int, int64_t, int64_t, int64_t>;
+  thread_local std::map<Key, FlatSchedule> cache;
+  const Key key{static_cast<int>(shape.kind), shape.pp, shape.vpp, shape.num_micro_batches};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 256) cache.clear();
+  FlatSchedule flat;
+  for (int64_t s = 0; s < shape.pp; ++s) {
+    std::vector<FlatAction> list;
+    for (const PipeAction& a : stage_schedule(shape, s)) {
+      list.push_back({a.op, static_cast<int32_t>(a.micro_batch), static_cast<int32_t>(a.chunk),
+                      static_cast<int32_t>(a.chunk * shape.pp + s)});
+    }
+    flat.push_back(std::move(list));
+  }
+  return cache.emplace(key, std::move(flat)).first->second;
+}
+
+}  // namespace
+
 PipelineResult simulate_pipeline(const PipelineInput& in) {
   const PipelineShape& shape = in.shape;
   const int64_t pp = shape.pp;
@@ -21,11 +56,10 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   const int64_t virtual_stages = pp * vpp;
   PARPLAN_ASSERT(static_cast<int64_t>(in.stages.size()) == pp);
 
-  const auto lists = pipeline_schedule(shape);
+  const FlatSchedule& lists = flat_schedule(shape);
   // Completion times per (virtual stage, micro-batch): forward, backward (input part).
   std::vector<double> forward_done(virtual_stages * m, kNotDone);
   std::vector<double> backward_done(virtual_stages * m, kNotDone);
-  auto index = [m](int64_t v, int64_t mb) { return v * m + mb; };
 
   PipelineResult result;
   result.busy_s.assign(pp, 0.0);
@@ -35,6 +69,16 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   std::vector<std::size_t> next(pp, 0);
   std::vector<double> free_at(pp, 0.0);
   const bool split_backward = shape.kind == ScheduleKind::ZeroBubble;
+  // Backward (input part) and weight-gradient durations per stage and chunk.
+  std::vector<double> backward_input(pp * vpp), backward_weight(pp * vpp);
+  for (int64_t s = 0; s < pp; ++s) {
+    for (int64_t c = 0; c < vpp; ++c) {
+      const StageTimes& t = in.stages[s];
+      const double w = t.backward_weight.empty() ? 0.0 : t.backward_weight[c];
+      backward_weight[s * vpp + c] = w;
+      backward_input[s * vpp + c] = split_backward ? t.backward[c] - w : t.backward[c];
+    }
+  }
 
   std::size_t remaining = 0;
   for (const auto& list : lists) remaining += list.size();
@@ -43,46 +87,43 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
     for (int64_t s = 0; s < pp; ++s) {
       const auto& list = lists[s];
       const StageTimes& times = in.stages[s];
-      while (next[s] < list.size()) {
-        const PipeAction& a = list[next[s]];
-        const int64_t v = a.chunk * pp + s;
+      std::size_t i = next[s];
+      double free = free_at[s];
+      while (i < list.size()) {
+        const FlatAction& a = list[i];
+        const int64_t v = a.virtual_stage;
+        const int64_t slot = v * m + a.micro_batch;
         double ready = 0.0;
         double duration = 0.0;
         if (a.op == PipeOp::Forward) {
           if (v > 0) {
-            const double prev = forward_done[index(v - 1, a.micro_batch)];
+            const double prev = forward_done[slot - m];
             if (prev == kNotDone) break;
-            // Adjacent virtual stages on different ranks exchange activations.
-            ready = prev + in.p2p_s;
+            ready = prev + in.p2p_s;  // activations from the previous virtual stage
           }
           duration = times.forward[a.chunk];
         } else if (a.op == PipeOp::BackwardWeight) {
-          const double own = backward_done[index(v, a.micro_batch)];
-          if (own == kNotDone) break;
-          ready = own;
-          duration = times.backward_weight.empty() ? 0.0 : times.backward_weight[a.chunk];
+          ready = backward_done[slot];
+          if (ready == kNotDone) break;
+          duration = backward_weight[s * vpp + a.chunk];
         } else {
-          const double own_forward = forward_done[index(v, a.micro_batch)];
-          if (own_forward == kNotDone) break;
-          ready = own_forward;
+          ready = forward_done[slot];
+          if (ready == kNotDone) break;
           if (v < virtual_stages - 1) {
-            const double later = backward_done[index(v + 1, a.micro_batch)];
+            const double later = backward_done[slot + m];
             if (later == kNotDone) break;
             ready = std::max(ready, later + in.p2p_s);
           }
-          duration = times.backward[a.chunk];
-          if (split_backward && !times.backward_weight.empty()) {
-            duration -= times.backward_weight[a.chunk];
-          }
+          duration = backward_input[s * vpp + a.chunk];
         }
-        const double start = std::max(free_at[s], ready);
+        const double start = std::max(free, ready);
         const double end = start + duration;
-        free_at[s] = end;
+        free = end;
         result.busy_s[s] += duration;
         if (a.op == PipeOp::Forward) {
-          forward_done[index(v, a.micro_batch)] = end;
+          forward_done[slot] = end;
         } else if (a.op != PipeOp::BackwardWeight) {
-          backward_done[index(v, a.micro_batch)] = end;
+          backward_done[slot] = end;
           result.last_backward_start_s[s][a.chunk] = start;
           result.last_backward_end_s[s][a.chunk] = end;
         } else {
@@ -91,10 +132,12 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
         if (in.record_events) {
           result.events.push_back({s, a.op, a.micro_batch, a.chunk, start, end});
         }
-        ++next[s];
+        ++i;
         --remaining;
         progress = true;
       }
+      next[s] = i;
+      free_at[s] = free;
     }
     PARPLAN_ASSERT(progress);  // the schedules are deadlock-free (tests/core/schedule_test.cpp)
   }
@@ -111,7 +154,7 @@ PipelineResult simulate_pipeline_fast(const PipelineInput& in) {
   // Steady state begins after the longest warm-up (interleaved stage 0: 2(pp-1) + (vpp-1)pp
   // virtual micro-batches), with margin for the transient of uneven stages to die out.
   const int64_t step = pp;
-  const int64_t base = ((4 * pp * in.shape.vpp + 4 * pp) / step + 1) * step + m % step;
+  const int64_t base = ((2 * pp * in.shape.vpp + 2 * pp) / step + 1) * step + m % step;
   if (in.record_events || pp == 1 || m <= base + step) return simulate_pipeline(in);
   PipelineInput small = in;
   small.shape.num_micro_batches = base;

@@ -47,7 +47,53 @@ std::vector<std::pair<std::string, double>> StepBreakdown::named() const {
           {"dp_comm", dp_comm}, {"fsdp_comm", fsdp_comm}, {"optimizer", optimizer}};
 }
 
+LayerTimes compute_layer_times(const Job& job) {
+  const CostContext ctx = CostContext::make(job, job.cluster.node);
+  LayerTimes t;
+  t.dense = dense_layer_time(ctx);
+  t.moe = job.model.moe ? moe_layer_time(ctx) : LayerTime{};
+  t.embedding = embedding_time(ctx);
+  t.head = output_layer_time(ctx);
+  return t;
+}
+
+LayerTimesKey layer_times_key(const ParallelPlan& p) {
+  return {p.tp,
+          p.cp,
+          p.ep,
+          p.expert_tp(),
+          p.micro_batch_size,
+          p.sequence_parallel && p.tp > 1,
+          static_cast<int>(p.recompute)};
+}
+
+double compute_lower_bound_s(const Job& job, const LayerTimes& layers) {
+  const ModelSpec& model = job.model;
+  const ParallelPlan& plan = job.plan;
+  const int64_t m = plan.num_micro_batches(job.training.global_batch_size);
+  const auto chunk_layers = layers_per_chunk(model, plan);
+  std::vector<double> stage_work(plan.pp, 0.0);
+  int64_t first_layer = 0;
+  for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
+    double work = 0;
+    for (int64_t l = first_layer; l < first_layer + chunk_layers[index]; ++l) {
+      const LayerTime& layer = model.is_moe_layer(l) ? layers.moe : layers.dense;
+      work += layer.forward.total() + layer.backward.total() + layer.recompute.total();
+    }
+    if (index == plan.pp * plan.vpp - 1) {
+      work += layers.head.forward.total() + layers.head.backward.total();
+    }
+    stage_work[index % plan.pp] += work;
+    first_layer += chunk_layers[index];
+  }
+  return static_cast<double>(m) * *std::max_element(stage_work.begin(), stage_work.end());
+}
+
 StepEstimate estimate_step(const Job& job, const StepOptions& options) {
+  return estimate_step(job, compute_layer_times(job), options);
+}
+
+StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepOptions& options) {
   const ModelSpec& model = job.model;
   const ParallelPlan& plan = job.plan;
   const TrainingSpec& training = job.training;
@@ -61,10 +107,10 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
   out.num_micro_batches = plan.num_micro_batches(training.global_batch_size);
   const int64_t m = out.num_micro_batches;
 
-  const LayerTime dense = dense_layer_time(ctx);
-  const LayerTime moe = model.moe ? moe_layer_time(ctx) : LayerTime{};
-  const LayerTime embedding = embedding_time(ctx);
-  const LayerTime head = output_layer_time(ctx);
+  const LayerTime& dense = layers.dense;
+  const LayerTime& moe = layers.moe;
+  const LayerTime& embedding = layers.embedding;
+  const LayerTime& head = layers.head;
 
   // ZeRO-3 / FSDP: each layer's weights are gathered before its forward and again before its
   // backward, and its gradients reduce-scattered after; prefetching overlaps them with the

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/job.h"
+#include "cost_models/layer_cost.h"
 #include "cost_models/memory_model.h"
 #include "cost_models/pipeline_sim.h"
 
@@ -55,5 +57,23 @@ struct StepOptions {
 };
 
 StepEstimate estimate_step(const Job& job, const StepOptions& options = {});
+
+// The per-layer times of a plan depend only on these plan keys; the planner computes them once
+// per key and reuses them for every plan that shares it.
+struct LayerTimes {
+  LayerTime dense;
+  LayerTime moe;
+  LayerTime embedding;
+  LayerTime head;
+};
+using LayerTimesKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>;
+LayerTimesKey layer_times_key(const ParallelPlan& plan);
+LayerTimes compute_layer_times(const Job& job);
+StepEstimate estimate_step(const Job& job, const LayerTimes& layers,
+                           const StepOptions& options = {});
+
+// Work of the busiest pipeline stage (m micro-batches of forward + backward), a lower bound
+// of the step time that needs no pipeline simulation.
+double compute_lower_bound_s(const Job& job, const LayerTimes& layers);
 
 }  // namespace parplan::cost

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "parplan 0.1.0");
   parplan::tools::register_simulate(app);
+  parplan::tools::register_plan(app);
   parplan::tools::register_models(app);
   parplan::tools::register_nodes(app);
   parplan::tools::register_validate(app);

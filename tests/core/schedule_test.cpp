@@ -95,5 +95,33 @@ TEST(Schedule, PeakInFlightMatchesKorthikanti) {
   EXPECT_EQ(peak_in_flight_chunks({ScheduleKind::Interleaved, 4, 2, 16}, 0), 11);
 }
 
+// Oracle for the closed form: walk the action list (+1 per forward, -1 per backward).
+int64_t walk_peak(const PipelineShape& shape, int64_t stage) {
+  int64_t live = 0, peak = 0;
+  for (const auto& a : stage_schedule(shape, stage)) {
+    if (a.op == PipeOp::Forward) peak = std::max(peak, ++live);
+    if (a.op == PipeOp::Backward || a.op == PipeOp::BackwardInput) --live;
+  }
+  return peak;
+}
+
+TEST(Schedule, PeakInFlightClosedFormMatchesTheWalk) {
+  for (auto kind : {ScheduleKind::Gpipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
+                    ScheduleKind::ZeroBubble}) {
+    for (int64_t pp : {1, 2, 4, 8}) {
+      for (int64_t m : {1, 2, 8, 16, 32}) {
+        for (int64_t vpp : {1, 2, 4}) {
+          if ((kind != ScheduleKind::Interleaved && vpp > 1) || (vpp > 1 && m % pp != 0)) continue;
+          const PipelineShape shape{kind, pp, vpp, m};
+          for (int64_t s = 0; s < pp; ++s) {
+            EXPECT_EQ(peak_in_flight_chunks(shape, s), walk_peak(shape, s))
+                << to_string(kind) << " pp=" << pp << " m=" << m << " vpp=" << vpp << " s=" << s;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parplan

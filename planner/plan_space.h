@@ -1,0 +1,52 @@
+// The plan space the planner searches: every combination of tp, cp, pp (dp derived), ep,
+// vpp, micro-batch size, sequence parallelism, recomputation, ZeRO stage and schedule that the
+// model, cluster and training allow, minus the parts the user pinned with --fix. Invalid
+// combinations are counted by reason (core/parallel_plan.h check_plan), not silently skipped.
+// Tested in tests/planner/plan_space_test.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+
+namespace parplan::planner {
+
+struct PlanFixes {
+  std::optional<int64_t> tp, pp, dp, cp, ep, vpp, micro_batch_size;
+  std::optional<bool> sequence_parallel;
+  std::optional<Recompute> recompute;
+  std::optional<int> zero_stage;
+  std::optional<ScheduleKind> schedule;
+};
+
+// Parses "KEY=VALUE" strings (keys as in the job's plan; mbs is micro_batch_size). Throws
+// InputError naming "--fix" for unknown keys or bad values.
+PlanFixes parse_fixes(const std::vector<std::string>& fixes);
+
+// Bounds of the default space (documented in README, "plan"); --fix can step outside them.
+struct SpaceLimits {
+  int64_t max_tp_nodes = 2;  // tp spans at most this many nodes
+  int64_t max_cp = 16;
+  int64_t min_tokens_per_cp_rank = 1024;  // cp shards of at least this many tokens
+  int64_t max_vpp = 8;
+  int64_t max_micro_batch_size = 16;
+  // Uneven pipeline splits: the busiest model chunk holds at most this factor of the mean.
+  double max_chunk_imbalance = 1.25;
+};
+
+struct Enumeration {
+  std::vector<ParallelPlan> plans;          // valid plans, in a fixed order
+  std::map<std::string, int64_t> rejected;  // invalid combinations by reason
+  int64_t considered = 0;                   // combinations looked at
+};
+
+Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits = {});
+
+// Divisors of n in increasing order.
+std::vector<int64_t> divisors(int64_t n);
+
+}  // namespace parplan::planner

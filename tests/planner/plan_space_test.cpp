@@ -1,0 +1,70 @@
+#include "planner/plan_space.h"
+
+#include <gtest/gtest.h>
+
+#include "core/check.h"
+
+namespace parplan::planner {
+namespace {
+
+Job job_for(const std::string& model, const std::string& node, int64_t nodes, int64_t gbs,
+            int64_t seq) {
+  const std::string text = R"({"model": ")" + model + R"(", "cluster": {"node": ")" + node +
+                           R"(", "num_nodes": )" + std::to_string(nodes) +
+                           R"(}, "training": {"global_batch_size": )" + std::to_string(gbs) +
+                           R"(, "seq_length": )" + std::to_string(seq) + "}}";
+  return parse_job(parse_json(text, "job.json"), "job.json", "", PlanCheck::Skip);
+}
+
+TEST(PlanSpace, Divisors) {
+  EXPECT_EQ(divisors(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
+  EXPECT_EQ(divisors(1), (std::vector<int64_t>{1}));
+  EXPECT_EQ(divisors(49), (std::vector<int64_t>{1, 7, 49}));
+}
+
+TEST(PlanSpace, FixesParseAndRejectBadInput) {
+  const PlanFixes f = parse_fixes({"tp=8", "mbs=2", "recompute=full", "zero_stage=0",
+                                   "sequence_parallel=true", "schedule=zero-bubble"});
+  EXPECT_EQ(*f.tp, 8);
+  EXPECT_EQ(*f.micro_batch_size, 2);
+  EXPECT_EQ(*f.recompute, Recompute::Full);
+  EXPECT_EQ(*f.zero_stage, 0);
+  EXPECT_TRUE(*f.sequence_parallel);
+  EXPECT_EQ(*f.schedule, ScheduleKind::ZeroBubble);
+  EXPECT_THROW(parse_fixes({"tpp=8"}), InputError);
+  EXPECT_THROW(parse_fixes({"tp=0"}), InputError);
+  EXPECT_THROW(parse_fixes({"tp"}), InputError);
+  EXPECT_THROW(parse_fixes({"zero_stage=4"}), InputError);
+  EXPECT_THROW(parse_fixes({"recompute=some"}), InputError);
+}
+
+TEST(PlanSpace, EveryPlanIsValidAndFixesPin) {
+  const Job job = job_for("llama3.1-8b", "dgx-h100", 4, 256, 8192);
+  const Enumeration all = enumerate_plans(job, {});
+  ASSERT_FALSE(all.plans.empty());
+  int64_t rejected = 0;
+  for (const auto& [reason, count] : all.rejected) rejected += count;
+  EXPECT_EQ(static_cast<int64_t>(all.plans.size()) + rejected, all.considered);
+  for (const auto& p : all.plans) {
+    EXPECT_FALSE(check_plan(job.model, job.cluster, job.training, p).has_value());
+    EXPECT_EQ(p.num_gpus(), 32);
+  }
+  const Enumeration pinned = enumerate_plans(job, parse_fixes({"tp=2", "recompute=none"}));
+  ASSERT_FALSE(pinned.plans.empty());
+  for (const auto& p : pinned.plans) {
+    EXPECT_EQ(p.tp, 2);
+    EXPECT_EQ(p.recompute, Recompute::None);
+  }
+  EXPECT_LT(pinned.plans.size(), all.plans.size());
+}
+
+TEST(PlanSpace, MoeModelsSearchExpertParallelism) {
+  const Job job = job_for("mixtral-8x7b", "dgx-h100", 8, 512, 4096);
+  const Enumeration all = enumerate_plans(job, parse_fixes({"recompute=none", "zero_stage=1"}));
+  bool saw_ep = false;
+  for (const auto& p : all.plans) saw_ep = saw_ep || p.ep > 1;
+  EXPECT_TRUE(saw_ep);
+}
+
+}  // namespace
+}  // namespace parplan::planner

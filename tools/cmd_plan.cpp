@@ -1,0 +1,175 @@
+// `parplan plan --job FILE [--top K] [--json] [--fix KEY=VALUE]... [--objective ...]
+// [--max-memory-fraction F] [--pareto] [--threads N] [--stats]`: searches the plan space.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core/units.h"
+#include "planner/search.h"
+#include "tools/cli_common.h"
+#include "tools/command.h"
+#include "tools/estimate_json.h"
+#include "tools/text_table.h"
+
+namespace parplan::tools {
+
+namespace {
+
+struct PlanOptions {
+  std::string job;
+  int top = 10;
+  bool json = false;
+  std::vector<std::string> fixes;
+  std::string objective = "throughput";
+  double max_memory_fraction = 1.0;
+  bool pareto = false;
+  int threads = 0;
+  bool stats = false;
+};
+
+std::string plan_cell(const ParallelPlan& p) {
+  char text[200];
+  std::snprintf(text, sizeof text, "tp%lld pp%lld dp%lld%s%s%s mbs%lld%s %s z%d%s",
+                static_cast<long long>(p.tp), static_cast<long long>(p.pp),
+                static_cast<long long>(p.dp),
+                p.cp > 1 ? (" cp" + std::to_string(p.cp)).c_str() : "",
+                p.ep > 1 ? (" ep" + std::to_string(p.ep)).c_str() : "",
+                p.vpp > 1 ? (" vpp" + std::to_string(p.vpp)).c_str() : "",
+                static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? " sp" : "",
+                p.recompute == Recompute::None ? "norc" : to_string(p.recompute), p.zero_stage,
+                p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
+  return text;
+}
+
+Json ranked_json(const Job& base, const std::vector<planner::RankedPlan>& plans) {
+  Json list = Json::array();
+  for (const auto& r : plans) {
+    Job job = base;
+    job.plan = r.plan;
+    Json entry = estimate_to_json(job, r.estimate);
+    entry.erase("memory");
+    list.push_back(entry);
+  }
+  return list;
+}
+
+void run_plan(const PlanOptions& o) {
+  const Job job = load_job(o.job, PlanCheck::Skip);
+  planner::SearchOptions search;
+  search.fixes = planner::parse_fixes(o.fixes);
+  search.top_k = o.top;
+  search.pareto = o.pareto;
+  search.threads = o.threads;
+  search.max_memory_fraction = o.max_memory_fraction;
+  search.objective =
+      o.objective == "memory" ? planner::Objective::MemoryHeadroom : planner::Objective::Throughput;
+  const bool bar = !o.json && isatty(STDERR_FILENO);
+  if (bar) {
+    search.progress = [](int64_t done, int64_t total) {
+      const int width = 30;
+      const int filled = total > 0 ? static_cast<int>(width * done / total) : width;
+      std::fprintf(stderr, "\r[%s%s] %lld plans timed", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), static_cast<long long>(done));
+    };
+  }
+  const planner::SearchResult r = planner::search_plans(job, search);
+  if (bar) std::fprintf(stderr, "\r%60s\r", "");
+  const double rate = r.search_time_s > 0 ? static_cast<double>(r.valid) / r.search_time_s : 0;
+
+  if (o.json) {
+    Json rejected = Json::object();
+    for (const auto& [reason, count] : r.rejected) rejected[reason] = count;
+    Json out = {{"plans", ranked_json(job, r.top)},
+                {"evaluated", r.evaluated},
+                {"feasible", r.feasible},
+                {"search_time_s", r.search_time_s},
+                {"considered", r.considered},
+                {"valid", r.valid},
+                {"pruned_by_bound", r.pruned_by_bound},
+                {"rejected", rejected},
+                {"layer_cost_keys", r.layer_cost_keys},
+                {"plans_per_s", rate},
+                {"threads", r.threads},
+                {"objective", o.objective}};
+    if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
+    print_json(out);
+    return;
+  }
+  std::printf("%s on %lld x %s (%lld GPUs), global batch %lld x %lld tokens, %s, %s\n\n",
+              job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
+              job.cluster.node.name.c_str(), static_cast<long long>(job.cluster.num_gpus),
+              static_cast<long long>(job.training.global_batch_size),
+              static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
+              to_string(job.framework));
+  if (r.top.empty()) {
+    std::printf("no plan fits: %lld combinations considered, none valid and within memory.\n",
+                static_cast<long long>(r.considered));
+  } else {
+    TextTable table(
+        {"#", "plan", "step s", "tokens/s", "MFU", "memory GiB", "bubble", "exposed comm"});
+    int rank = 1;
+    for (const auto& p : r.top) {
+      const auto& b = p.estimate.breakdown;
+      const double comm = b.tp_comm + b.cp_comm + b.ep_comm + b.dp_comm + b.fsdp_comm;
+      table.add_row({std::to_string(rank++), plan_cell(p.plan), fixed(p.estimate.step_time_s, 3),
+                     fixed(p.estimate.tokens_per_s, 0), percent(p.estimate.mfu),
+                     fixed(p.estimate.memory.peak_bytes / kGiB, 1),
+                     percent(b.pp_bubble / p.estimate.step_time_s),
+                     percent(comm / p.estimate.step_time_s)});
+    }
+    std::fputs(table.render({0, 2, 3, 4, 5, 6, 7}).c_str(), stdout);
+    std::printf("\nbest plan:\n");
+    Job best = job;
+    best.plan = r.top.front().plan;
+    std::fputs(estimate_to_text(best, r.top.front().estimate).c_str(), stdout);
+  }
+  if (o.pareto && !r.pareto.empty()) {
+    std::printf("\ntime-vs-memory Pareto front:\n");
+    TextTable table({"memory GiB", "step s", "plan"});
+    for (const auto& p : r.pareto) {
+      table.add_row({fixed(p.estimate.memory.peak_bytes / kGiB, 1),
+                     fixed(p.estimate.step_time_s, 3), plan_cell(p.plan)});
+    }
+    std::fputs(table.render({0, 1}).c_str(), stdout);
+  }
+  std::printf(
+      "\nsearch: %lld combinations, %lld valid, %lld fit in memory, %lld timed exactly, "
+      "%lld ruled out by their lower bound; %.3f s on %d threads (%.0f plans/s)\n",
+      static_cast<long long>(r.considered), static_cast<long long>(r.valid),
+      static_cast<long long>(r.feasible), static_cast<long long>(r.evaluated),
+      static_cast<long long>(r.pruned_by_bound), r.search_time_s, r.threads, rate);
+  if (!r.rejected.empty()) {
+    std::string line;
+    for (const auto& [reason, count] : r.rejected) {
+      line += (line.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    }
+    std::printf("rejected: %s\n", line.c_str());
+  }
+  if (o.stats) {
+    std::printf("per-layer cost keys: %lld\n", static_cast<long long>(r.layer_cost_keys));
+  }
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  auto* cmd =
+      app.add_subcommand("plan", "Search the plan space for the job's model, cluster and training");
+  cmd->add_option("--job", o->job, "Job file (its plan, if any, is ignored)")->required();
+  cmd->add_option("--top", o->top, "Number of plans to list")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--fix", o->fixes, "Pin a plan key, KEY=VALUE (repeatable), e.g. --fix tp=8");
+  cmd->add_option("--objective", o->objective, "throughput (default) or memory (most headroom)")
+      ->check(CLI::IsMember({"throughput", "memory"}));
+  cmd->add_option("--max-memory-fraction", o->max_memory_fraction,
+                  "A plan fits when its peak memory is at most this fraction of the GPU's")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_flag("--pareto", o->pareto, "Also list the time-vs-memory Pareto front");
+  cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--stats", o->stats, "Print search statistics");
+  cmd->callback([o] { run_plan(*o); });
+}
+
+}  // namespace parplan::tools
