@@ -69,6 +69,13 @@ void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
       if (!plan.was_given("zero_stage")) plan.zero_stage = 3;
       break;
     case Framework::MegatronLm:
+      // Megatron-LM v1 (2019-2020, no pipeline parallelism) ran each GPU's batch in one pass;
+      // from v2 (pipelining) one sequence per micro-batch is the usual setting.
+      if (!plan.was_given("micro_batch_size") && plan.pp == 1) {
+        const int64_t local = training.global_batch_size / std::max<int64_t>(1, plan.dp);
+        if (local >= 1) plan.micro_batch_size = local;
+      }
+      break;
     case Framework::MegatronDeepspeed:
     case Framework::Deepspeed:
     case Framework::Other:
