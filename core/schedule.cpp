@@ -143,9 +143,12 @@ std::vector<PipeAction> stage_schedule(const PipelineShape& shape, int64_t stage
     case ScheduleKind::Interleaved:
       return shape.vpp > 1 ? interleaved(shape, stage) : one_f_one_b(shape, stage);
     case ScheduleKind::ZeroBubble:
+    case ScheduleKind::DualPipe:
+      // DualPipe (bidirectional, DeepSeek-V3 §3.2.1) is approximated by ZB-H1's order: both
+      // defer weight gradients into the cool-down; DualPipe's extra overlap of communication
+      // is modelled in the layer costs.
       return zero_bubble_h1(shape, stage);
     case ScheduleKind::OneFOneB:
-    case ScheduleKind::DualPipe:
       break;
   }
   return one_f_one_b(shape, stage);

@@ -48,6 +48,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       // userbuffer TP overlap (NeMo performance recipes: tp_comm_overlap=True).
       megatron_mixed_precision(t, training.precision);
       t.tp_comm_overlap = true;
+      if (training.precision == Precision::Fp8) t.fp8_weight_copy_bytes = 2;
       break;
     case Framework::MegatronLm:
       // Megatron-LM 2020-2021 (Shoeybi et al. 2019; Narayanan et al. 2021): fused
@@ -68,6 +69,10 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.overlap_param_gather = false;
       t.cp_shards_optimizer = false;
       t.tp_backward_overlap = false;
+      t.pipe_buffers_per_micro_batch = true;
+      // DeepSpeed's gradient reduction bucket (reduce_bucket_size 5e8 elements, fp32 in the
+      // bf16 optimizer: 1.9 GiB) beside the CUDA context, cuBLAS and NCCL buffers.
+      t.workspace_gib = 1.0 + 1.9;
       break;
     case Framework::Deepspeed:
       // DeepSpeed ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes/param, overlap_comm and
@@ -79,6 +84,8 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.flash_attention = false;
       t.pp_scatter_gather = false;
       t.cp_shards_optimizer = false;
+      t.pipe_buffers_per_micro_batch = true;
+      t.workspace_gib = 1.0 + 1.9;  // reduce/all-gather buckets (5e8 elements)
       break;
     case Framework::Torchtitan:
       // torchtitan: FSDP2, SDPA flash attention, operator-level selective checkpointing,
@@ -87,6 +94,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.pp_scatter_gather = false;
       t.logits_bytes_per_element = 10;
       t.operator_level_selective_recompute = true;
+      t.fsdp_unsharded_with_pp = true;
       t.attention_kernel_native = false;  // PyTorch SDPA flash backend (FlashAttention-2)
       // Eager PyTorch modules (torch.compile is off by default in torchtitan).
       t.norm_traffic_factor = 9.0;

@@ -42,6 +42,9 @@ struct FrameworkTraits {
   double grad_bytes = 4;         // gradient buffer
   double optimizer_bytes = 12;   // master weights + Adam moments (+ fp32 grad copy for fp16)
   double grad_reduce_bytes = 2;  // bytes per gradient element on the wire
+  // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
+  // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
+  double fp8_weight_copy_bytes = 0;
   // Bytes per logit element alive at the loss: 16-bit logits + an fp32 copy with the
   // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's
   // cross_entropy on logits.float(): 16-bit logits + fp32 copy + fp32 log-softmax (2 + 4 + 4).
@@ -49,6 +52,14 @@ struct FrameworkTraits {
   // Selective recomputation means operator-level checkpointing (torchtitan "op" SAC: every
   // other matmul output kept) rather than Megatron's attention-core recomputation.
   bool operator_level_selective_recompute = false;
+  // With pipelining, FSDP keeps the stage's parameters gathered and its gradients unsharded
+  // across the micro-batches of a step (torchtitan: reshard_after_forward off and gradient
+  // sync deferred to the last micro-batch when PP is on), gathering and reduce-scattering
+  // once per step instead of once per micro-batch.
+  bool fsdp_unsharded_with_pp = false;
+  // Pipeline engines that keep send/receive buffers per in-flight micro-batch (DeepSpeed
+  // PipelineEngine pipe_buffers: the stage's input and output activations).
+  bool pipe_buffers_per_micro_batch = false;
   // Framework memory beside the model (allocator reserve, workspaces, communication buffers).
   double workspace_gib = 1.0;
   // Fraction of reserved-but-free memory the caching allocator holds at peak.

@@ -416,10 +416,16 @@ LayerTime moe_layer_time(const CostContext& ctx) {
     add_linear(mlp, "shared expert fc2", ops, ctx, T, h, fs / t);
     add_memory_op(mlp, "shared expert activation", ops, ctx, (swiglu ? 3 : 2) * bpv * T * fs / t);
   }
-  // Router (a small GEMM over all experts) and the permutation of the routed tokens before
-  // and after the experts.
+  // Router: a small GEMM over all experts, then softmax and top-k over T x E fp32 scores.
   add_linear(mlp, "router", ops, ctx, T, static_cast<double>(moe.num_experts), h);
-  add_memory_op(mlp, "token permutation", ops, ctx, 2 * 2 * bpv * T * k * h);
+  add_memory_op(mlp, "router softmax/top-k", ops, ctx,
+                3 * 4.0 * T * static_cast<double>(moe.num_experts));
+  // Megatron-Core's all-to-all dispatcher copies the routed tokens (T * top_k rows of h)
+  // four times: permute by expert, sort the received chunks by local expert, sort back, and
+  // unpermute with the routing weights (token_dispatcher.py MoEAlltoAllTokenDispatcher); with
+  // one local expert the two chunk sorts disappear.
+  const double passes = local_experts > 1 ? 4.0 : 2.0;
+  add_memory_op(mlp, "token permutation", ops, ctx, passes * 2 * bpv * T * k * h);
 
   LayerTime out = layer_time(ctx, mlp, 0.0);
   if (p.ep > 1) {
@@ -430,6 +436,18 @@ LayerTime moe_layer_time(const CostContext& ctx) {
     out.forward.ep_comm = 2 * a2a;
     out.backward.ep_comm = 2 * a2a;
     if (p.recompute == Recompute::Full) out.recompute.ep_comm = 2 * a2a;
+    if (p.schedule == ScheduleKind::DualPipe) {
+      // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
+      // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;
+      // only what exceeds that compute stays exposed.
+      const double sm_share = comm_sm_fraction(ctx.node->gpu);
+      const double hidden_f = std::min(out.forward.ep_comm, out.backward.compute);
+      const double hidden_b = std::min(out.backward.ep_comm, out.forward.compute);
+      out.forward.ep_comm -= hidden_f;
+      out.backward.ep_comm -= hidden_b;
+      out.forward.compute += sm_share * hidden_f;
+      out.backward.compute += sm_share * hidden_b;
+    }
   }
   return out;
 }

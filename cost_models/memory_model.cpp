@@ -88,6 +88,10 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
     // the stored tensors.
     m.transient_bytes += layer_transient + bpv * tokens * fc1_width / t;
 
+    if (traits.pipe_buffers_per_micro_batch && plan.pp > 1) {
+      // Received input and sent output activation of every in-flight micro-batch.
+      m.activations_bytes += static_cast<double>(m.in_flight_chunks) * 2 * bpv * tokens * h;
+    }
     if (sp.stage == 0 && act.dropout) {
       m.activations_bytes += static_cast<double>(m.in_flight_chunks) * tokens * h * rep;  // mask
     }

@@ -81,11 +81,25 @@ ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& 
   out.optimizer = sharded(traits.optimizer_bytes, plan.zero_stage >= 1);
   out.gradients = sharded(traits.grad_bytes, plan.zero_stage >= 2);
   out.weights = sharded(traits.weight_bytes, plan.zero_stage >= 3);
+  if (plan.zero_stage < 3)
+    out.weights += (sp.dense_params + sp.expert_params) * traits.fp8_weight_copy_bytes;
+  if (plan.schedule == ScheduleKind::DualPipe) {
+    // DualPipe feeds micro-batches from both ends: every device holds two stages' parameters
+    // (DeepSeek-V3 report, Table 2: 2x parameters).
+    out.weights *= 2;
+    out.gradients *= 2;
+    out.optimizer *= 2;
+  }
   if (plan.zero_stage >= 3) {
-    // FSDP keeps the current layer and the prefetched next one gathered in 16-bit, and one
-    // layer's unsharded gradients before the reduce-scatter.
     const double compute_bytes = activation_bytes(training.precision);
-    out.transient = sp.largest_layer_params * (2 * compute_bytes + traits.grad_reduce_bytes);
+    if (traits.fsdp_unsharded_with_pp && plan.pp > 1) {
+      // The whole stage stays gathered in 16-bit with unsharded fp32 gradients for the step.
+      out.transient = (sp.dense_params + sp.expert_params) * (compute_bytes + traits.grad_bytes);
+    } else {
+      // FSDP keeps the current layer and the prefetched next one gathered in 16-bit, and one
+      // layer's unsharded gradients before the reduce-scatter.
+      out.transient = sp.largest_layer_params * (2 * compute_bytes + traits.grad_reduce_bytes);
+    }
   }
   return out;
 }

@@ -68,7 +68,8 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   result.last_backward_end_s.assign(pp, std::vector<double>(vpp, 0.0));
   std::vector<std::size_t> next(pp, 0);
   std::vector<double> free_at(pp, 0.0);
-  const bool split_backward = shape.kind == ScheduleKind::ZeroBubble;
+  const bool split_backward =
+      shape.kind == ScheduleKind::ZeroBubble || shape.kind == ScheduleKind::DualPipe;
   // Backward (input part) and weight-gradient durations per stage and chunk.
   std::vector<double> backward_input(pp * vpp), backward_weight(pp * vpp);
   for (int64_t s = 0; s < pp; ++s) {

@@ -123,7 +123,12 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
                         traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
                                                    : std::vector<std::string>{"dp"});
   FsdpCosts fsdp;
-  if (plan.zero_stage >= 3 && stages.front().num_layers > 0) {
+  // With pipelining some frameworks gather a stage once per step instead of per layer and
+  // micro-batch (FrameworkTraits::fsdp_unsharded_with_pp); that traffic then goes with the
+  // data-parallel reduction below.
+  const bool per_layer_fsdp =
+      plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
+  if (per_layer_fsdp && stages.front().num_layers > 0) {
     const double layer_params =
         stages.front().dense_params /
         std::max<double>(1.0, static_cast<double>(stages.front().num_layers));
@@ -152,7 +157,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       c.backward += layer.backward;
       c.backward += layer.recompute;
       c.recompute += layer.recompute;
-      if (plan.zero_stage >= 3) {
+      if (per_layer_fsdp) {
         const double f = layer.forward.total();
         const double b = layer.backward.total() + layer.recompute.total();
         const double sm_share = comm_sm_fraction(node.gpu);
@@ -161,7 +166,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
                            sm_share * std::min(fsdp.gather_s + fsdp.reduce_s, b);
       }
     }
-    if (plan.zero_stage >= 3 && chunk_layers[index] > 0) {
+    if (per_layer_fsdp && chunk_layers[index] > 0) {
       c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
       c.fsdp_backward += fsdp.reduce_s;  // nor the last reduce-scatter
     }
@@ -231,7 +236,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     const StageParameters& sp = stages[s];
     double stage_comm = 0;
     double gather_comm = 0;
-    if (plan.zero_stage < 3) {
+    if (!per_layer_fsdp) {
       const Collective reduce =
           plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
       stage_comm +=
