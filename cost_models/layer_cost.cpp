@@ -6,6 +6,7 @@
 #include "core/collective.h"
 #include "core/gemm_efficiency.h"
 #include "cost_models/collective_model.h"
+#include "cost_models/lora.h"
 #include "cost_models/memory_model.h"
 
 namespace parplan::cost {
@@ -174,11 +175,15 @@ void record(const CostContext& ctx, const char* name, const char* kind, double f
     ctx.ops_out->push_back({name, kind, flops, bytes, forward_s, backward_s});
 }
 
+// Weights are frozen under LoRA: the backward pass computes the input gradient only.
+bool frozen_weights(const CostContext& ctx) { return ctx.training->method == TrainingMethod::Lora; }
+
 void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx, double m,
                 double n, double k) {
+  const bool frozen = frozen_weights(ctx);
   const double f = ops.gemm_forward(m, n, k);
   const double dg = ops.gemm_dgrad(m, n, k);
-  const double wg = ops.gemm_wgrad(m, n, k);
+  const double wg = frozen ? 0.0 : ops.gemm_wgrad(m, n, k);
   record(ctx, name, "gemm", 2 * m * n * k, 0, f, dg + wg);
   t.forward_compute += f;
   t.forward_gemm += f;
@@ -186,8 +191,9 @@ void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostConte
   t.backward_wgrad += wg;
   t.backward_dgrad += dg;
   const double flops = 2 * m * n * k;
-  t.model_flops += 3 * flops;
-  t.executed_flops += 3 * flops;
+  const double passes = frozen ? 2.0 : 3.0;
+  t.model_flops += passes * flops;
+  t.executed_flops += passes * flops;
   if (ctx.training->precision == Precision::Fp8) {
     // Quantise the input (m x k) forward and the output gradient (m x n) backward.
     const double cast_forward = ops.memory(kFp8CastBytes * m * k);
@@ -206,6 +212,30 @@ void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostCo
   t.forward_compute += f;
   t.backward_compute += b;
   record(ctx, name, "memory", 0, bytes, f, b);
+}
+
+// LoRA adapters of one layer: per adapted projection the A (in -> r) and B (r -> out) GEMMs
+// forward, and their input and weight gradients backward (cost_models/lora.h layout).
+void add_adapters(BlockTimes& t, const Ops& ops, const CostContext& ctx, bool moe_layer) {
+  if (ctx.training->method != TrainingMethod::Lora) return;
+  const double r = static_cast<double>(ctx.training->lora_rank);
+  const double tp = static_cast<double>(ctx.plan->tp);
+  const double T = ctx.tokens;
+  double forward = 0, backward = 0, flops = 0;
+  for (const auto& p : adapted_projections(*ctx.model, moe_layer)) {
+    const double in = p.column_parallel ? p.in : p.in / tp;
+    const double out = p.column_parallel ? p.out / tp : p.out;
+    for (const auto& [n, k] : {std::pair{r, in}, std::pair{out, r}}) {
+      forward += ops.gemm_forward(T, n, k);
+      backward += ops.gemm_dgrad(T, n, k) + ops.gemm_wgrad(T, n, k);
+      flops += 2 * T * n * k;
+    }
+  }
+  record(ctx, "lora adapters (all)", "gemm", flops, 0, forward, backward);
+  t.forward_compute += forward;
+  t.backward_compute += backward;
+  t.model_flops += 3 * flops;
+  t.executed_flops += 3 * flops;
 }
 
 }  // namespace
@@ -246,7 +276,8 @@ namespace {
 
 // The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
 // tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
-LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hideable_extra) {
+LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hideable_extra,
+                     bool moe_layer) {
   const ModelSpec& m = *ctx.model;
   const ParallelPlan& p = *ctx.plan;
   const TrainingSpec& tr = *ctx.training;
@@ -265,6 +296,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   // QKV and output projections (column- then row-parallel).
   add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
   add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
+  add_adapters(blk, ops, ctx, moe_layer);
   // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
   const FrameworkTraits& tr_ = ctx.traits;
   add_memory_op(blk, "norm 1", ops, ctx, tr_.norm_traffic_factor * 2 * bpv * T * h * rep);
@@ -374,7 +406,7 @@ LayerTime dense_layer_time(const CostContext& ctx) {
   add_linear(mlp, "mlp fc2", ops, ctx, T, h, f / t);
   add_memory_op(mlp, "mlp activation", ops, ctx,
                 ctx.traits.activation_traffic_factor * (swiglu ? 3 : 2) * bpv * T * f / t);
-  return layer_time(ctx, mlp, 0.0);
+  return layer_time(ctx, mlp, 0.0, false);
 }
 
 LayerTime moe_layer_time(const CostContext& ctx) {
@@ -427,7 +459,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const double passes = local_experts > 1 ? 4.0 : 2.0;
   add_memory_op(mlp, "token permutation", ops, ctx, passes * 2 * bpv * T * k * h);
 
-  LayerTime out = layer_time(ctx, mlp, 0.0);
+  LayerTime out = layer_time(ctx, mlp, 0.0, true);
   if (p.ep > 1) {
     // Token dispatch and combine: all-to-alls of the routed tokens (T * top_k * h values
     // per GPU), forward and again backward.
@@ -460,7 +492,8 @@ LayerTime embedding_time(const CostContext& ctx) {
   LayerTime out;
   // Gather rows (+ position embeddings), then the gradient scatter-add backward.
   out.forward.compute = ops.memory(2 * bpv * rows);
-  out.backward.compute = ops.memory(3 * 4.0 * rows);
+  // The gradient scatter-add, unless the embedding is frozen (LoRA).
+  out.backward.compute = frozen_weights(ctx) ? 0.0 : ops.memory(3 * 4.0 * rows);
   return out;
 }
 

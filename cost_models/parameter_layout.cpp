@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cost_models/lora.h"
+
 namespace parplan::cost {
 
 std::vector<StageParameters> stage_parameters(const Job& job) {
@@ -45,6 +47,9 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
           sp.num_moe_layers += is_moe ? 1 : 0;
           const double layer_dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
           const double layer_expert = is_moe ? moe_expert : 0.0;
+          if (job.training.method == TrainingMethod::Lora) {
+            sp.adapter_params += lora_layer_params(m, is_moe, job.training.lora_rank, p.tp);
+          }
           sp.dense_params += layer_dense;
           sp.expert_params += layer_expert;
           sp.largest_layer_params = std::max(sp.largest_layer_params, layer_dense + layer_expert);
@@ -78,9 +83,23 @@ ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& 
            sp.expert_params * bytes_per_param / expert_shard;
   };
   ShardedBytes out;
-  out.optimizer = sharded(traits.optimizer_bytes, plan.zero_stage >= 1);
-  out.gradients = sharded(traits.grad_bytes, plan.zero_stage >= 2);
-  out.weights = sharded(traits.weight_bytes, plan.zero_stage >= 3);
+  if (training.method == TrainingMethod::Lora) {
+    // Frozen base in 16-bit (no gradients, no optimizer state); adapters trained in full
+    // mixed precision, sharded like any parameter (adapters shard over the dense group).
+    const double base_bytes = activation_bytes(training.precision);
+    const double adapters = sp.adapter_params;
+    auto adapter_bytes = [&](double per_param, bool shard) {
+      return adapters * per_param / (shard ? dense_shard : 1.0);
+    };
+    out.weights = sharded(base_bytes, plan.zero_stage >= 3) +
+                  adapter_bytes(traits.weight_bytes, plan.zero_stage >= 3);
+    out.gradients = adapter_bytes(traits.grad_bytes, plan.zero_stage >= 2);
+    out.optimizer = adapter_bytes(traits.optimizer_bytes, plan.zero_stage >= 1);
+  } else {
+    out.optimizer = sharded(traits.optimizer_bytes, plan.zero_stage >= 1);
+    out.gradients = sharded(traits.grad_bytes, plan.zero_stage >= 2);
+    out.weights = sharded(traits.weight_bytes, plan.zero_stage >= 3);
+  }
   if (plan.zero_stage < 3)
     out.weights += (sp.dense_params + sp.expert_params) * traits.fp8_weight_copy_bytes;
   if (plan.schedule == ScheduleKind::DualPipe) {

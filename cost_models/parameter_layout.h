@@ -21,6 +21,7 @@ struct StageParameters {
                                     // embedding / output layer; replicated over dp (and cp)
   double expert_params = 0;         // per GPU: routed experts; replicated over expert-dp
   double embedding_params = 0;      // part of dense_params on stage 0 / the last stage
+  double adapter_params = 0;        // LoRA: trainable adapters (dense and expert params frozen)
   double largest_layer_params = 0;  // per GPU, for FSDP's gathered working set
   int64_t dense_shard_group = 1;    // ZeRO shard size for dense parameters
   int64_t expert_shard_group = 1;   // ZeRO shard size for expert parameters

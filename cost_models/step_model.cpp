@@ -101,6 +101,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   const CostContext ctx = CostContext::make(job, node);
   const FrameworkTraits& traits = ctx.traits;
   const double bpv = activation_bytes(training.precision);
+  const bool lora = training.method == TrainingMethod::Lora;
 
   StepEstimate out;
   out.memory = estimate_memory(job, traits);
@@ -138,8 +139,12 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     (void)layer_params;
     fsdp.gather_s =
         collective_cost(node, Collective::AllGather, shard_group, layer_dense * bpv).time_s;
+    const double layer_trainable =
+        lora ? stages.front().adapter_params /
+                   std::max<double>(1.0, static_cast<double>(stages.front().num_layers))
+             : layer_dense;
     fsdp.reduce_s = collective_cost(node, Collective::ReduceScatter, shard_group,
-                                    layer_dense * traits.grad_reduce_bytes)
+                                    layer_trainable * traits.grad_reduce_bytes)
                         .time_s;
   }
 
@@ -236,20 +241,23 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     const StageParameters& sp = stages[s];
     double stage_comm = 0;
     double gather_comm = 0;
+    // Trainable parameters: everything, or only the adapters under LoRA.
+    const double trainable_dense = lora ? sp.adapter_params : sp.dense_params;
+    const double trainable_expert = lora ? 0.0 : sp.expert_params;
     if (!per_layer_fsdp) {
       const Collective reduce =
           plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
       stage_comm +=
-          collective_cost(node, reduce, dp_group, sp.dense_params * traits.grad_reduce_bytes)
+          collective_cost(node, reduce, dp_group, trainable_dense * traits.grad_reduce_bytes)
               .time_s;
       stage_comm += collective_cost(node, reduce, expert_dp_group,
-                                    sp.expert_params * traits.grad_reduce_bytes)
+                                    trainable_expert * traits.grad_reduce_bytes)
                         .time_s;
       if (plan.zero_stage >= 1) {
         gather_comm +=
-            collective_cost(node, Collective::AllGather, dp_group, sp.dense_params * bpv).time_s;
+            collective_cost(node, Collective::AllGather, dp_group, trainable_dense * bpv).time_s;
         gather_comm +=
-            collective_cost(node, Collective::AllGather, expert_dp_group, sp.expert_params * bpv)
+            collective_cost(node, Collective::AllGather, expert_dp_group, trainable_expert * bpv)
                 .time_s;
       }
     }
@@ -263,7 +271,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       });
       double channel = 0;
       const double params_per_chunk =
-          (sp.dense_params + sp.expert_params) / static_cast<double>(plan.vpp);
+          (trainable_dense + trainable_expert) / static_cast<double>(plan.vpp);
       const double last_bucket = std::min(1.0, kGradBucketParams / std::max(1.0, params_per_chunk));
       for (int64_t c : order) {
         const double comm = stage_comm / static_cast<double>(plan.vpp);
@@ -287,10 +295,10 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     dp_exposed[s] += gather_exposed;
     hidden_dp = std::max(hidden_dp, stage_comm + gather_comm - dp_exposed[s]);
     // Optimizer over the parameters this GPU updates (its ZeRO shard).
-    double updated = sp.dense_params + sp.expert_params;
+    double updated = trainable_dense + trainable_expert;
     if (plan.zero_stage >= 1) {
-      updated = sp.dense_params / static_cast<double>(sp.dense_shard_group) +
-                sp.expert_params / static_cast<double>(sp.expert_shard_group);
+      updated = trainable_dense / static_cast<double>(sp.dense_shard_group) +
+                trainable_expert / static_cast<double>(sp.expert_shard_group);
     }
     const GpuSpec& gpu = node.gpu;
     optimizer_s[s] =

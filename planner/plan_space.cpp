@@ -212,6 +212,8 @@ Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceL
               for (bool sp : sps) {
                 for (Recompute recompute : recomputes) {
                   for (int zero : zeros) {
+                    // Without a data-parallel group every ZeRO stage is the same plan.
+                    if (dp * cp == 1 && zero != zeros.front() && !fixes.zero_stage) continue;
                     for (ScheduleKind schedule : schedules) {
                       ++out.considered;
                       ParallelPlan p;
