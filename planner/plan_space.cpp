@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "planner/framework_support.h"
 
 namespace parplan::planner {
 
@@ -230,6 +231,10 @@ Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceL
                       p.schedule = schedule;
                       if (auto violation = check_plan(model, cluster, training, p)) {
                         reject(violation->reason);
+                        continue;
+                      }
+                      if (auto reason = unsupported_by_framework(job.framework, p)) {
+                        reject(*reason);
                         continue;
                       }
                       out.plans.push_back(p);
