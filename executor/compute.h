@@ -63,6 +63,7 @@ class Compute {
   // ---- elementwise ----
   virtual void add(T* out, const T* a, const T* b, int64_t n) = 0;  // out = a + b
   virtual void accumulate(T* out, const T* in, int64_t n) = 0;      // out += in
+  virtual double sum_squares(const T* data, int64_t n) = 0;         // sum of x^2, in fp64
 
   // ---- normalisation over rows of width C ----
   virtual void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight,

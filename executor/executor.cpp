@@ -1,6 +1,9 @@
 #include "executor/executor.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "core/check.h"
@@ -45,6 +48,19 @@ std::vector<TraceEvent> gather_trace(Comm& host, const std::vector<TraceEvent>& 
   return out;
 }
 
+// Fault injection for the failure tests (tests/executor/run_cli_test.cpp):
+// PARPLAN_EXECUTOR_FAIL_AT="RANK:STEP" makes that host rank throw at the start of that step.
+void maybe_inject_failure(int rank, int64_t step) {
+  const char* spec = std::getenv("PARPLAN_EXECUTOR_FAIL_AT");
+  if (spec == nullptr) return;
+  int fail_rank = -1;
+  long long fail_step = -1;
+  if (std::sscanf(spec, "%d:%lld", &fail_rank, &fail_step) != 2) return;
+  if (fail_rank == rank && fail_step == step) {
+    throw Error("injected failure at step " + str(step + 1) + " (PARPLAN_EXECUTOR_FAIL_AT)");
+  }
+}
+
 template <typename T>
 RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
   std::unique_ptr<Compute<T>> compute = make_compute<T>(options.backend, host.world_rank());
@@ -65,6 +81,7 @@ RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
 
   RankReport mine;
   std::vector<double> local_losses;
+  std::vector<double> local_norms;
   std::vector<std::array<double, kNumPhases>> phases;
   GemmStats gemm;
   {
@@ -73,8 +90,11 @@ RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
     timer.start_clock();
     for (int64_t s = 0; s < options.steps; ++s) {
       host.barrier();
+      maybe_inject_failure(host.rank(), s);
       timer.begin_step();
-      local_losses.push_back(trainer.step(s));
+      const StepResult result = trainer.step(s);
+      local_losses.push_back(result.loss);
+      local_norms.push_back(result.grad_norm_sq);
       timer.end_step();
       mine.step_times_s.push_back(timer.step_total_s());
       phases.push_back(timer.step_seconds());
@@ -103,10 +123,13 @@ RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
   for (int64_t s = 0; s < steps; ++s) r[3 + kNumMemoryKinds + s] = mine.step_times_s[s];
   for (int p = 0; p < kNumPhases; ++p) r[3 + kNumMemoryKinds + steps + p] = mine.breakdown_s[p];
   host.all_gather(r, records.data(), record, DType::F64);
-  host.all_reduce(local_losses.data(), steps, DType::F64, ReduceOp::Sum);
+  local_losses.insert(local_losses.end(), local_norms.begin(), local_norms.end());
+  host.all_reduce(local_losses.data(), 2 * steps, DType::F64, ReduceOp::Sum);
 
   RunReport report;
-  report.losses = local_losses;
+  report.losses.assign(local_losses.begin(), local_losses.begin() + steps);
+  for (int64_t s = 0; s < steps; ++s)
+    report.grad_norms.push_back(std::sqrt(local_losses[steps + s]));
   report.num_ranks = host.size();
   report.tokens_per_step =
       static_cast<double>(job.training.global_batch_size) * job.training.seq_length;

@@ -48,6 +48,7 @@ struct RankReport {
 
 struct RunReport {
   std::vector<double> losses;        // mean token loss of each step (before its update)
+  std::vector<double> grad_norms;    // global gradient norm of each step
   std::vector<double> step_times_s;  // per step, the slowest rank
   double step_time_s = 0;            // median of the steps after the first
   double tokens_per_s = 0;

@@ -130,10 +130,30 @@ void Trainer<T>::optimizer_step(int64_t step_index) {
 }
 
 template <typename T>
-double Trainer<T>::step(int64_t step_index) {
-  const double loss = forward_backward(step_index);
+double Trainer<T>::local_grad_norm_sq() {
+  PhaseScope scope(timer_, Phase::Optimizer, Track::Stage, "grad norm");
+  if (groups_.dp != nullptr && job_.plan.zero_stage == 0 && groups_.dp_rank != 0) return 0;
+  const int64_t lo = shard_begin_;
+  const int64_t hi = shard_begin_ + shard_size_;
+  const bool tied_copy_here = layout_.tied_size > 0 && groups_.pp_rank != 0;
+  double sum = 0;
+  for (const ParamTensor& t : layout_.tensors) {
+    if (t.tp_replicated && groups_.tp_rank != 0) continue;
+    if (tied_copy_here && t.offset == layout_.tied_offset) continue;
+    const int64_t begin = std::max(lo, t.offset);
+    const int64_t end = std::min(hi, t.offset + t.numel());
+    if (begin < end) sum += compute_.sum_squares(grads_.data() + begin, end - begin);
+  }
+  return sum;
+}
+
+template <typename T>
+StepResult Trainer<T>::step(int64_t step_index) {
+  StepResult result;
+  result.loss = forward_backward(step_index);
+  result.grad_norm_sq = local_grad_norm_sq();
   optimizer_step(step_index);
-  return loss;
+  return result;
 }
 
 template <typename T>

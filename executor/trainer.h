@@ -20,6 +20,13 @@
 
 namespace parplan::executor {
 
+// This rank's contributions to the step's figures; summed over all ranks they give the mean
+// loss and the squared global gradient norm (each parameter counted once).
+struct StepResult {
+  double loss = 0;
+  double grad_norm_sq = 0;
+};
+
 struct TrainerOptions {
   uint64_t seed = 1234;
   AdamWConfig adamw;
@@ -32,14 +39,17 @@ class Trainer {
   Trainer(const Job& job, const TrainerOptions& options, Comm& world, Compute<T>& compute,
           PhaseTimer& timer);
 
-  // One optimizer step (0-based index). Returns this rank's contribution to the mean loss of
-  // the step (non-zero on the last pipeline stage's tp rank 0 only), to be summed over ranks.
-  double step(int64_t step_index);
+  // One optimizer step (0-based index). The loss part is non-zero on the last pipeline
+  // stage's tp rank 0 only.
+  StepResult step(int64_t step_index);
 
   // The parts of step(), for tests: gradients of the mean loss (synchronised, not sharded:
   // call only with zero_stage 0), then the update.
   double forward_backward(int64_t step_index);
   void optimizer_step(int64_t step_index);
+  // Squared norm of the synchronised gradients this rank owns (replicas and the tied copy
+  // excluded), as Megatron's clip_grad_norm counts them.
+  double local_grad_norm_sq();
 
   const ParamLayout& layout() const { return layout_; }
   const ParallelGroups& groups() const { return groups_; }

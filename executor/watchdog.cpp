@@ -46,7 +46,7 @@ void Watchdog::run() {
     if (waited_s < timeout_s_) continue;
     const char* what = what_.load();
     std::fprintf(stderr,
-                 "error: rank %d: %s did not complete within %.0f s (--comm-timeout); a peer "
+                 "error: rank %d: %s did not complete within %g s (--comm-timeout); a peer "
                  "rank has probably failed or stalled\n",
                  world_rank_, what != nullptr ? what : "a communication call", timeout_s_);
     std::fflush(stderr);

@@ -110,13 +110,17 @@ void run_run(const RunCliOptions& o) {
   int64_t failed = setup_error.empty() ? 0 : 1;
   host->all_reduce(&failed, 1, executor::DType::I64, executor::ReduceOp::Sum);
   if (failed > 0) {
-    if (failed == host->size()) {
-      if (root) throw Error(setup_error);  // the same error everywhere: say it once
-      throw QuietExit{1};
+    // Print first, then leave together: mpirun ends the job as soon as one rank exits
+    // non-zero, which could otherwise cut rank 0 off before it has said why.
+    if (!setup_error.empty() && (failed < host->size() || root)) {
+      if (failed < host->size()) {
+        std::fprintf(stderr, "error: rank %d: %s\n", host->world_rank(), setup_error.c_str());
+      } else {
+        std::fprintf(stderr, "error: %s\n", setup_error.c_str());  // the same everywhere: once
+      }
+      std::fflush(stderr);
     }
-    if (!setup_error.empty()) {
-      throw Error("rank " + std::to_string(host->rank()) + ": " + setup_error);
-    }
+    host->barrier();
     throw QuietExit{1};
   }
 

@@ -43,6 +43,7 @@ class CpuCompute final : public Compute<T> {
   }
   void add(T* out, const T* a, const T* b, int64_t n) override { cpu::add(out, a, b, n); }
   void accumulate(T* out, const T* in, int64_t n) override { cpu::accumulate(out, in, n); }
+  double sum_squares(const T* data, int64_t n) override { return cpu::sum_squares(data, n); }
 
   void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b,
                          int64_t rows, int64_t width) override {

@@ -280,6 +280,14 @@ void accumulate(T* out, const T* in, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] += in[i];
 }
 
+template <typename T>
+double sum_squares(const T* data, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += static_cast<double>(data[i]) * static_cast<double>(data[i]);
+  return sum;
+}
+
 #define PARPLAN_INSTANTIATE(T)                                                                     \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*,     \
                         int64_t, T, T*, int64_t);                                                  \
@@ -307,7 +315,8 @@ void accumulate(T* out, const T* in, int64_t n) {
                                  int64_t, int64_t, T);                                             \
   template void adamw<T>(T*, const T*, T*, T*, int64_t, const AdamWConfig&, bool);                 \
   template void add<T>(T*, const T*, const T*, int64_t);                                           \
-  template void accumulate<T>(T*, const T*, int64_t);
+  template void accumulate<T>(T*, const T*, int64_t);                                              \
+  template double sum_squares<T>(const T*, int64_t);
 
 PARPLAN_INSTANTIATE(float)
 PARPLAN_INSTANTIATE(double)

@@ -78,12 +78,14 @@ void xent_backward(T* logits, const T* row_max, const T* stats, const int32_t* t
                    int64_t vocab_start, int64_t rows, int64_t vocab_local, int64_t vocab_valid,
                    T dloss);
 
-// defines: adamw, add, accumulate
+// defines: adamw, add, accumulate, sum_squares
 template <typename T>
 void adamw(T* param, const T* grad, T* m, T* v, int64_t n, const AdamWConfig& config, bool decay);
 template <typename T>
 void add(T* out, const T* a, const T* b, int64_t n);
 template <typename T>
 void accumulate(T* out, const T* in, int64_t n);
+template <typename T>
+double sum_squares(const T* data, int64_t n);
 
 }  // namespace parplan::executor::cpu
