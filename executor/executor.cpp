@@ -24,6 +24,18 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// Arms the watchdog for the lifetime of a collective outside the timed steps.
+class Watched {
+ public:
+  Watched(Watchdog& watchdog, const char* what) : watchdog_(watchdog) { watchdog_.arm(what); }
+  ~Watched() { watchdog_.disarm(); }
+  Watched(const Watched&) = delete;
+  Watched& operator=(const Watched&) = delete;
+
+ private:
+  Watchdog& watchdog_;
+};
+
 // Rank 0 receives every rank's trace events.
 std::vector<TraceEvent> gather_trace(Comm& host, const std::vector<TraceEvent>& mine) {
   Json list = Json::array();
@@ -64,8 +76,12 @@ void maybe_inject_failure(int rank, int64_t step) {
 template <typename T>
 RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
   std::unique_ptr<Compute<T>> compute = make_compute<T>(options.backend, host.world_rank());
-  std::unique_ptr<Comm> device = make_device_world(options.backend, host);
   Watchdog watchdog(options.comm_timeout_s, host.world_rank());
+  std::unique_ptr<Comm> device;
+  {
+    Watched watched(watchdog, "starting the device communicator");
+    device = make_device_world(options.backend, host);
+  }
   const RankGrid grid = make_rank_grid(job.plan);
   const int64_t rank = host.rank();
   const int64_t pp_rank = grid.coord(rank, "pp");
@@ -85,11 +101,19 @@ RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
   std::vector<std::array<double, kNumPhases>> phases;
   GemmStats gemm;
   {
-    Trainer<T> trainer(job, trainer_options, *device, *compute, timer);
-    host.barrier();
+    std::unique_ptr<Trainer<T>> owned;
+    {
+      Watched watched(watchdog, "setup (communicator splits)");
+      owned = std::make_unique<Trainer<T>>(job, trainer_options, *device, *compute, timer);
+      host.barrier();
+    }
+    Trainer<T>& trainer = *owned;
     timer.start_clock();
     for (int64_t s = 0; s < options.steps; ++s) {
-      host.barrier();
+      {
+        Watched watched(watchdog, "the barrier before a step");
+        host.barrier();
+      }
       maybe_inject_failure(host.rank(), s);
       timer.begin_step();
       const StepResult result = trainer.step(s);
@@ -122,6 +146,7 @@ RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
   for (int k = 0; k < kNumMemoryKinds; ++k) r[3 + k] = static_cast<double>(mine.peak_by_kind[k]);
   for (int64_t s = 0; s < steps; ++s) r[3 + kNumMemoryKinds + s] = mine.step_times_s[s];
   for (int p = 0; p < kNumPhases; ++p) r[3 + kNumMemoryKinds + steps + p] = mine.breakdown_s[p];
+  Watched watched(watchdog, "gathering the measurements");
   host.all_gather(r, records.data(), record, DType::F64);
   local_losses.insert(local_losses.end(), local_norms.begin(), local_norms.end());
   host.all_reduce(local_losses.data(), 2 * steps, DType::F64, ReduceOp::Sum);

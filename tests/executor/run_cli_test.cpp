@@ -239,7 +239,7 @@ Result run_and_signal(const std::string& extra_args, int signal, const std::stri
   if (victim > 0) kill(victim, signal);
   Result r = finish(pid, f, start, 90);
   r.seconds = std::chrono::duration<double>(Clock::now() - signalled).count();
-  for (int i = 0; i < 40 && any_left(mark); ++i) {
+  for (int i = 0; i < 100 && any_left(mark); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_FALSE(any_left(mark)) << "stray parplan processes remain";
