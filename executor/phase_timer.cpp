@@ -1,5 +1,7 @@
 #include "executor/phase_timer.h"
 
+#include <time.h>
+
 #include <numeric>
 
 #include "executor/watchdog.h"
@@ -47,6 +49,12 @@ const char* track_name(Track track) {
   return "";
 }
 }  // namespace
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 PhaseTimer::PhaseTimer(std::function<void()> sync, bool trace, std::string process,
                        std::string stage_track, Watchdog* watchdog)

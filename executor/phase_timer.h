@@ -26,6 +26,10 @@ enum class Track { Stage, TpComm, PpComm, DpComm };
 
 class Watchdog;
 
+// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID): unlike wall time it does not
+// grow while other processes share the core.
+double thread_cpu_seconds();
+
 class PhaseTimer {
  public:
   // `sync` waits for the device (empty for synchronous backends); `process` names this rank

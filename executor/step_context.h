@@ -8,7 +8,6 @@
 // Tested through the plan-equivalence tests (tests/executor/plan_equivalence_test.cpp).
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 
 #include "core/parallel_plan.h"
@@ -22,7 +21,9 @@ namespace parplan::executor {
 
 struct GemmStats {
   double flops = 0;
-  double seconds = 0;  // only when the backend is synchronous
+  // CPU time of the rank's thread inside GEMM calls (synchronous backends only): the GEMMs'
+  // own efficiency, unaffected by other processes sharing the core.
+  double seconds = 0;
 };
 
 template <typename T>
@@ -98,10 +99,9 @@ void timed_gemm(StepContext<T>& ctx, bool ta, bool tb, int64_t m, int64_t n, int
     ctx.compute.gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  const auto start = std::chrono::steady_clock::now();
+  const double start = thread_cpu_seconds();
   ctx.compute.gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
-  ctx.gemm.seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ctx.gemm.seconds += thread_cpu_seconds() - start;
 }
 
 // out (rows x out_width) = in (rows x in_width) * W^T, W: out_width x in_width.

@@ -5,6 +5,7 @@
 // rank exits 1; a failure on one rank during the run prints that rank's error and aborts the
 // whole job (MPI_Abort) so that no rank hangs. Tested in tests/executor/run_cli_test.cpp.
 #include <cstdio>
+#include <string_view>
 
 #include "core/atomic_file.h"
 #include "core/check.h"
@@ -128,7 +129,13 @@ void run_run(const RunCliOptions& o) {
   try {
     report = executor::run_job(job, options, *host);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: rank %d: %s\n", host->world_rank(), e.what());
+    // Messages from the communicators already name the rank.
+    const std::string prefix = "rank " + std::to_string(host->world_rank()) + ":";
+    if (std::string_view(e.what()).starts_with(prefix)) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+    } else {
+      std::fprintf(stderr, "error: %s %s\n", prefix.c_str(), e.what());
+    }
     std::fflush(stderr);
     host->abort(1);
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <unordered_map>
 
 #include "executor/cpu/cpu_ops.h"
 
@@ -18,15 +19,34 @@ class CpuCompute final : public Compute<T> {
   const char* name() const override { return "cpu"; }
   bool synchronous() const override { return true; }
 
+  ~CpuCompute() override {
+    for (auto& [bytes, ptr] : cache_) std::free(ptr);
+  }
+
+  // A caching allocator (as PyTorch's): buffers of the sizes a step needs are reused from one
+  // micro-batch to the next instead of being returned to the system, which would fault in
+  // and zero fresh pages each time. The tracker still counts what is in use.
   void* allocate(std::size_t num_bytes) override {
     constexpr std::size_t kAlign = 64;
     const std::size_t rounded =
         (std::max<std::size_t>(num_bytes, 1) + kAlign - 1) / kAlign * kAlign;
-    void* p = std::aligned_alloc(kAlign, rounded);
-    if (p == nullptr) throw std::bad_alloc();
+    void* p = nullptr;
+    if (auto it = cache_.find(rounded); it != cache_.end()) {
+      p = it->second;
+      cache_.erase(it);
+    } else {
+      p = std::aligned_alloc(kAlign, rounded);
+      if (p == nullptr) throw std::bad_alloc();
+    }
+    sizes_[p] = rounded;
     return p;
   }
-  void release(void* ptr) override { std::free(ptr); }
+  void release(void* ptr) override {
+    auto it = sizes_.find(ptr);
+    if (it == sizes_.end()) return;
+    cache_.emplace(it->second, ptr);
+    sizes_.erase(it);
+  }
   void copy_to_device(void* dst, const void* src, std::size_t n) override {
     std::memcpy(dst, src, n);
   }
@@ -45,6 +65,11 @@ class CpuCompute final : public Compute<T> {
   void accumulate(T* out, const T* in, int64_t n) override { cpu::accumulate(out, in, n); }
   double sum_squares(const T* data, int64_t n) override { return cpu::sum_squares(data, n); }
 
+ private:
+  std::unordered_multimap<std::size_t, void*> cache_;  // free buffers by size
+  std::unordered_map<void*, std::size_t> sizes_;       // buffers in use
+
+ public:
   void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b,
                          int64_t rows, int64_t width) override {
     cpu::layernorm_forward(out, mean, rstd, inp, w, b, rows, width);

@@ -129,14 +129,35 @@ void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T*
   }
 }
 
+// GELU with Eigen's vectorised tanh; the formula is math::gelu / math::gelu_grad's
+// (executor/op_math.h), which the CUDA kernels use.
 template <typename T>
 void gelu_forward(T* out, const T* inp, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = math::gelu(inp[i]);
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  const Eigen::Map<const Array> x(inp, n);
+  Eigen::Map<Array> y(out, n);
+  const T k = T(0.7978845608028654);  // sqrt(2/pi)
+  y = T(0.5) * x * (T(1) + (k * (x + T(0.044715) * x.cube())).tanh());
 }
 
 template <typename T>
 void gelu_backward(T* dinp, const T* inp, const T* dout, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dinp[i] = math::gelu_grad(inp[i]) * dout[i];
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  const Eigen::Map<const Array> x(inp, n);
+  const Eigen::Map<const Array> dy(dout, n);
+  Eigen::Map<Array> dx(dinp, n);
+  const T k = T(0.7978845608028654);
+  const T c = T(0.044715);
+  constexpr int64_t kBlock = 4096;  // keeps the tanh temporary in cache
+  Array t(std::min(n, kBlock));
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    auto xs = x.segment(i, m);
+    t.head(m) = (k * (xs + c * xs.cube())).tanh();
+    dx.segment(i, m) = dy.segment(i, m) *
+                       (T(0.5) * (T(1) + t.head(m)) + T(0.5) * xs * (T(1) - t.head(m).square()) *
+                                                          k * (T(1) + T(3) * c * xs.square()));
+  }
 }
 
 template <typename T>
