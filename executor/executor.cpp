@@ -292,6 +292,8 @@ Json run_report_to_json(const RunReport& report, const Job& job, const RunOption
       {"num_ranks", report.num_ranks},
       {"backend", to_string(options.backend)},
       {"dtype", options.dtype == DTypeChoice::Fp64 ? "fp64" : "fp32"},
+      // The executor computes in `dtype`; the job's mixed precision is not emulated.
+      {"job_precision", to_string(job.training.precision)},
       {"steps", options.steps},
       {"seed", options.seed},
       {"model", job.model.name},

@@ -14,8 +14,6 @@ const char* to_string(MemoryKind kind) {
       return "optimizer";
     case MemoryKind::Activations:
       return "activations";
-    case MemoryKind::Communication:
-      return "communication";
     case MemoryKind::Workspace:
       break;
   }

@@ -13,8 +13,10 @@
 
 namespace parplan::executor {
 
-enum class MemoryKind { Parameters, Gradients, Optimizer, Activations, Communication, Workspace };
-inline constexpr int kNumMemoryKinds = 6;
+// Activations: kept from a forward pass for its backward pass (and pipeline messages);
+// Workspace: temporaries of one op or layer.
+enum class MemoryKind { Parameters, Gradients, Optimizer, Activations, Workspace };
+inline constexpr int kNumMemoryKinds = 5;
 const char* to_string(MemoryKind kind);
 
 class MemoryTracker {

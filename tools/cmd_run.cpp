@@ -44,12 +44,20 @@ void print_text(const executor::RunReport& r, const Job& job, const executor::Ru
               static_cast<long long>(p.micro_batch_size), to_string(p.schedule),
               p.sequence_parallel ? " sequence_parallel" : "", p.zero_stage,
               to_string(p.recompute));
-  TextTable steps({"step", "loss", "time", "tokens/s"});
+  if (job.training.precision != Precision::Fp32) {
+    std::printf(
+        "(the job's %s mixed precision is not emulated: weights, activations and the "
+        "optimizer state are %s)\n",
+        to_string(job.training.precision),
+        o.dtype == executor::DTypeChoice::Fp64 ? "fp64" : "fp32");
+  }
+  TextTable steps({"step", "loss", "grad norm", "time", "tokens/s"});
   for (std::size_t s = 0; s < r.losses.size(); ++s) {
-    steps.add_row({std::to_string(s + 1), fixed(r.losses[s], 5), human_seconds(r.step_times_s[s]),
+    steps.add_row({std::to_string(s + 1), fixed(r.losses[s], 5), fixed(r.grad_norms[s], 4),
+                   human_seconds(r.step_times_s[s]),
                    fixed(r.tokens_per_step / r.step_times_s[s], 0)});
   }
-  std::fputs(steps.render({0, 1, 2, 3}).c_str(), stdout);
+  std::fputs(steps.render({0, 1, 2, 3, 4}).c_str(), stdout);
   std::printf("step time %s (median of steps after the first), %s tokens/s (%s per rank)\n",
               human_seconds(r.step_time_s).c_str(), fixed(r.tokens_per_s, 0).c_str(),
               fixed(r.tokens_per_s / static_cast<double>(r.num_ranks), 0).c_str());
@@ -68,10 +76,9 @@ void print_text(const executor::RunReport& r, const Job& job, const executor::Ru
     auto gib = [&](executor::MemoryKind k) {
       return fixed(static_cast<double>(rank.peak_by_kind[static_cast<int>(k)]) / kGiB, 4);
     };
-    const double transient = static_cast<double>(
-        rank.peak_by_kind[static_cast<int>(executor::MemoryKind::Activations)] +
-        rank.peak_by_kind[static_cast<int>(executor::MemoryKind::Workspace)] +
-        rank.peak_by_kind[static_cast<int>(executor::MemoryKind::Communication)]);
+    const double transient =
+        static_cast<double>(rank.peak_by_kind[static_cast<int>(executor::MemoryKind::Activations)] +
+                            rank.peak_by_kind[static_cast<int>(executor::MemoryKind::Workspace)]);
     memory.add_row({std::to_string(rank.rank), std::to_string(rank.tp_rank),
                     std::to_string(rank.pp_rank), std::to_string(rank.dp_rank),
                     fixed(static_cast<double>(rank.peak_memory_bytes) / kGiB, 4),

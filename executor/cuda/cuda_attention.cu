@@ -60,7 +60,7 @@ __global__ void rope_kernel(T* qkv, Geometry g, bool inverse) {
 // One block per (query row i, head h, batch b); shared memory holds the row's scores.
 template <typename T>
 __global__ void attention_forward_kernel(T* out, T* lse, const T* qkv, Geometry g) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   T* p = reinterpret_cast<T*>(smem_raw);
   const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t grp = g.group(h);

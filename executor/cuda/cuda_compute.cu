@@ -42,6 +42,12 @@ class CudaCompute final : public Compute<T> {
     PARPLAN_CUDA_CHECK(cudaSetDevice(device));
     PARPLAN_CUBLAS_CHECK(cublasCreate(&cublas_));
     PARPLAN_CUBLAS_CHECK(cublasSetStream(cublas_, 0));
+    // Keep freed blocks in the stream-ordered pool instead of returning them at every sync:
+    // activations of the same sizes come back each micro-batch.
+    cudaMemPool_t pool = nullptr;
+    PARPLAN_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    uint64_t keep = UINT64_MAX;
+    PARPLAN_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }
   ~CudaCompute() override { cublasDestroy(cublas_); }
 
