@@ -2,11 +2,13 @@
 #include "executor/cpu/cpu_compute.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <unordered_map>
 
+#include "core/check.h"
 #include "executor/cpu/cpu_ops.h"
 
 namespace parplan::executor {
@@ -36,7 +38,12 @@ class CpuCompute final : public Compute<T> {
       cache_.erase(it);
     } else {
       p = std::aligned_alloc(kAlign, rounded);
-      if (p == nullptr) throw std::bad_alloc();
+      if (p == nullptr) {
+        char size[32];
+        std::snprintf(size, sizeof(size), "%.2f", static_cast<double>(rounded) / (1 << 30));
+        throw Error(std::string("cannot allocate ") + size +
+                    " GiB of host memory (the model or micro-batch is too large for this machine)");
+      }
     }
     sizes_[p] = rounded;
     return p;
