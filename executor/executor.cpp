@@ -218,11 +218,6 @@ void check_job_runnable(const Job& job, int world_size) {
   if (m.position_embedding == PositionEmbedding::Rotary && m.head_dim % 2 != 0) {
     throw InputError(f, "model.head_dim", str(m.head_dim), "an even width for rotary embeddings");
   }
-  if (m.num_query_groups % p.tp != 0) {
-    throw InputError(f, "plan.tp", str(p.tp),
-                     "a divisor of model.num_query_groups (" + str(m.num_query_groups) +
-                         "): the executor does not replicate key/value heads");
-  }
   if (p.zero_stage > 1) {
     throw InputError(f, "plan.zero_stage", str(p.zero_stage),
                      "0 or 1 (the executor has no ZeRO-2/3)");

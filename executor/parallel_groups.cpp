@@ -22,7 +22,8 @@ std::unique_ptr<Comm> split_dim(Comm& world, const RankGrid& grid, int64_t rank,
 }
 }  // namespace
 
-ParallelGroups make_parallel_groups(Comm& world, const ParallelPlan& plan, bool tied_embeddings) {
+ParallelGroups make_parallel_groups(Comm& world, const ParallelPlan& plan, bool tied_embeddings,
+                                    int64_t kv_replicas) {
   ParallelGroups g;
   g.grid = make_rank_grid(plan);
   PARPLAN_CHECK(g.grid.world_size() == world.size(), "the plan needs ", g.grid.world_size(),
@@ -38,6 +39,9 @@ ParallelGroups make_parallel_groups(Comm& world, const ParallelPlan& plan, bool 
   const bool tied_group = tied_embeddings && plan.pp > 1 && end_stage;
   const int color = tied_group ? static_cast<int>(g.grid.group_of(g.rank, {"pp"}).front()) : -1;
   g.tied = world.split(color, static_cast<int>(g.pp_rank));
+  if (kv_replicas > 1) {
+    g.kv = g.tp->split(static_cast<int>(g.tp_rank / kv_replicas), static_cast<int>(g.tp_rank));
+  }
   return g;
 }
 

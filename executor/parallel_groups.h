@@ -23,9 +23,11 @@ struct ParallelGroups {
   std::unique_ptr<Comm> pp;    // nullptr when pp == 1; rank == pipeline stage
   std::unique_ptr<Comm> dp;    // nullptr when dp == 1
   std::unique_ptr<Comm> tied;  // first and last stage with tied embeddings and pp > 1
+  std::unique_ptr<Comm> kv;    // tp ranks holding the same key/value head (tp > query groups)
 };
 
 RankGrid make_rank_grid(const ParallelPlan& plan);
-ParallelGroups make_parallel_groups(Comm& world, const ParallelPlan& plan, bool tied_embeddings);
+ParallelGroups make_parallel_groups(Comm& world, const ParallelPlan& plan, bool tied_embeddings,
+                                    int64_t kv_replicas = 1);
 
 }  // namespace parplan::executor

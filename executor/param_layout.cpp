@@ -121,12 +121,17 @@ ParamLayout make_param_layout(const ModelSpec& model, const ParallelPlan& plan, 
       LayerOffsets& o = chunk.layers[i];
       const int64_t hl = d.heads_local() * hd;
       const int64_t gl = d.groups_local() * hd;
+      const int64_t kv_row = (tp_rank / d.kv_replicas()) * gl;
       o.qkv = b.add(p + "attn.q", layer_tensor_id(l, kQ), hl, C, C, tp_rank * hl, 0,
                     InitKind::Normal, std, true, false);
-      b.add(p + "attn.k", layer_tensor_id(l, kK), gl, C, C, tp_rank * gl, 0, InitKind::Normal, std,
-            true, false);
-      b.add(p + "attn.v", layer_tensor_id(l, kV), gl, C, C, tp_rank * gl, 0, InitKind::Normal, std,
-            true, false);
+      b.add(p + "attn.k", layer_tensor_id(l, kK), gl, C, C, kv_row, 0, InitKind::Normal, std, true,
+            false);
+      b.add(p + "attn.v", layer_tensor_id(l, kV), gl, C, C, kv_row, 0, InitKind::Normal, std, true,
+            false);
+      if (d.kv_replicas() > 1) {
+        layout.tensors[layout.tensors.size() - 1].kv_replicated = true;
+        layout.tensors[layout.tensors.size() - 2].kv_replicated = true;
+      }
       o.proj = b.add(p + "attn.proj", layer_tensor_id(l, kProj), C, hl, d.heads * hd, 0,
                      tp_rank * hl, InitKind::Normal, residual_std, true, false);
       const int64_t fl = d.ffn_local();

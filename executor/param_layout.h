@@ -36,7 +36,10 @@ struct ModelDims {
   bool tied = true;
 
   int64_t heads_local() const { return heads / tp; }
-  int64_t groups_local() const { return groups / tp; }
+  // With tp > groups each rank holds one key/value head, replicated on tp / groups ranks
+  // (Megatron-Core's GQA with more tensor-parallel ranks than query groups).
+  int64_t groups_local() const { return groups >= tp ? groups / tp : 1; }
+  int64_t kv_replicas() const { return groups >= tp ? 1 : tp / groups; }
   int64_t ffn_local() const { return ffn / tp; }
   int64_t vocab_local() const { return vocab_padded / tp; }
   int64_t qkv_local() const { return (heads_local() + 2 * groups_local()) * head_dim; }
@@ -62,6 +65,7 @@ struct ParamTensor {
   double init_std = 0.02;
   bool weight_decay = true;
   bool tp_replicated = false;  // identical on every tensor-parallel rank
+  bool kv_replicated = false;  // a key/value head copied on kv_replicas() tp ranks
   int64_t numel() const { return rows * cols; }
 };
 

@@ -13,7 +13,9 @@ Trainer<T>::Trainer(const Job& job, const TrainerOptions& options, Comm& world, 
       options_(options),
       compute_(compute),
       timer_(timer),
-      groups_(make_parallel_groups(world, job.plan, job.model.tied_embeddings)),
+      groups_(make_parallel_groups(
+          world, job.plan, job.model.tied_embeddings,
+          make_model_dims(job.model, job.training.seq_length, job.plan.tp).kv_replicas())),
       layout_(make_param_layout(job.model, job.plan, job.training.seq_length, groups_.tp_rank,
                                 groups_.pp_rank)),
       memory_([&compute](std::size_t n) { return compute.allocate(n); },
@@ -84,6 +86,15 @@ void Trainer<T>::synchronize_gradients() {
                            layout_.replicated_end - layout_.replicated_begin, dtype_of<T>(),
                            ReduceOp::Sum);
   }
+  if (groups_.kv != nullptr) {
+    // Each replica of a key/value head got the gradient from its own query heads only.
+    PhaseScope scope(timer_, Phase::TpComm, Track::TpComm, "all_reduce (replicated kv grads)");
+    for (const ParamTensor& t : layout_.tensors) {
+      if (t.kv_replicated) {
+        groups_.kv->all_reduce(grads + t.offset, t.numel(), dtype_of<T>(), ReduceOp::Sum);
+      }
+    }
+  }
   if (groups_.tied != nullptr && layout_.tied_size > 0) {
     PhaseScope scope(timer_, Phase::DpComm, Track::DpComm, "all_reduce (tied embedding)");
     groups_.tied->all_reduce(grads + layout_.tied_offset, layout_.tied_size, dtype_of<T>(),
@@ -139,6 +150,7 @@ double Trainer<T>::local_grad_norm_sq() {
   double sum = 0;
   for (const ParamTensor& t : layout_.tensors) {
     if (t.tp_replicated && groups_.tp_rank != 0) continue;
+    if (t.kv_replicated && groups_.tp_rank % layout_.dims.kv_replicas() != 0) continue;
     if (tied_copy_here && t.offset == layout_.tied_offset) continue;
     const int64_t begin = std::max(lo, t.offset);
     const int64_t end = std::min(hi, t.offset + t.numel());

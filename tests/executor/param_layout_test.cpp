@@ -50,6 +50,7 @@ int64_t counted_params(const Job& job) {
           make_param_layout(job.model, job.plan, job.training.seq_length, tp_rank, pp_rank);
       for (const ParamTensor& t : l.tensors) {
         if (t.tp_replicated && tp_rank != 0) continue;
+        if (t.kv_replicated && tp_rank % l.dims.kv_replicas() != 0) continue;
         if (t.name == "output.tied_word_embedding") continue;
         total += t.numel();
       }
@@ -67,20 +68,23 @@ TEST(ParamLayout, ShardsAddUpToTheModelParameterCount) {
     const Job split = tiny_job({{"tp", 2}, {"pp", 2}}, flavour);
     const int64_t padding = flavour == "llama" ? 2 * 32 : 0;  // word embedding + output
     EXPECT_EQ(counted_params(split), expected + padding) << flavour;
+    // tp = 4 > 2 query groups: each key/value head lives on two ranks and counts once.
+    const Job replicated = tiny_job({{"tp", 4}}, flavour);
+    EXPECT_EQ(counted_params(replicated), expected + padding) << flavour;
   }
 }
 
-TEST(ParamLayout, InitialValuesDoNotDependOnThePartition) {
+void expect_partition_independent_init(const Json& plan) {
   const Job one = tiny_job({}, "llama");
-  const Job split = tiny_job({{"tp", 2}, {"pp", 2}}, "llama");
+  const Job split = tiny_job(plan, "llama");
   const ParamLayout full = make_param_layout(one.model, one.plan, 16, 0, 0);
   std::vector<double> full_values(full.num_elements);
   init_parameters(full, 5, full_values.data());
   std::map<std::string, const ParamTensor*> by_name;
   for (const ParamTensor& t : full.tensors) by_name[t.name] = &t;
   int64_t compared = 0;
-  for (int64_t tp_rank = 0; tp_rank < 2; ++tp_rank) {
-    for (int64_t pp_rank = 0; pp_rank < 2; ++pp_rank) {
+  for (int64_t tp_rank = 0; tp_rank < split.plan.tp; ++tp_rank) {
+    for (int64_t pp_rank = 0; pp_rank < split.plan.pp; ++pp_rank) {
       const ParamLayout l = make_param_layout(split.model, split.plan, 16, tp_rank, pp_rank);
       std::vector<double> values(l.num_elements);
       init_parameters(l, 5, values.data());
@@ -100,6 +104,11 @@ TEST(ParamLayout, InitialValuesDoNotDependOnThePartition) {
     }
   }
   EXPECT_GT(compared, one.model.total_params(16));  // every element, replicated ones twice
+}
+
+TEST(ParamLayout, InitialValuesDoNotDependOnThePartition) {
+  expect_partition_independent_init({{"tp", 2}, {"pp", 2}});
+  expect_partition_independent_init({{"tp", 4}});  // replicated key/value heads
 }
 
 TEST(ParamLayout, InitialisationScalesAndConstants) {

@@ -111,6 +111,7 @@ const std::vector<PlanCase> kCases = {
     {"tp2_pp2_vpp2_selective",
      plan({{"tp", 2}, {"pp", 2}, {"vpp", 2}, {"recompute", "selective"}})},
     {"dp4_zero1_fp32", plan({{"dp", 4}, {"zero_stage", 1}}), "gpt", false},
+    {"tp4_kv_replicated_sp_llama", plan({{"tp", 4}, {"sequence_parallel", true}}), "llama"},
     // 8 ranks
     {"dp2_tp2_pp2", plan({{"dp", 2}, {"tp", 2}, {"pp", 2}})},
     {"dp2_tp2_pp2_sp_zero1",
@@ -119,6 +120,7 @@ const std::vector<PlanCase> kCases = {
      plan({{"dp", 2}, {"tp", 2}, {"pp", 2}, {"vpp", 2}, {"recompute", "full"}}), "llama"},
     {"dp2_tp2_pp2_order_tp_pp_dp",
      plan({{"dp", 2}, {"tp", 2}, {"pp", 2}, {"order", "tp-pp-dp"}, {"schedule", "gpipe"}})},
+    {"tp4_pp2_kv_replicated", plan({{"tp", 4}, {"pp", 2}, {"micro_batch_size", 2}})},
     {"dp2_tp2_pp2_sp_fp32_llama",
      plan({{"dp", 2}, {"tp", 2}, {"pp", 2}, {"sequence_parallel", true}}), "llama", false},
 };
