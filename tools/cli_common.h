@@ -8,6 +8,12 @@
 
 namespace parplan::tools {
 
+// Thrown to end the program with `code` without printing anything (e.g. on the MPI ranks
+// other than 0 when rank 0 reports an error that every rank found).
+struct QuietExit {
+  int code = 1;
+};
+
 // Prints JSON to stdout, pretty with two-space indentation, followed by a newline.
 void print_json(const Json& value);
 

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/check.h"
+#include "tools/cli_common.h"
 #include "tools/command.h"
 
 int main(int argc, char** argv) {
@@ -18,11 +19,14 @@ int main(int argc, char** argv) {
   parplan::tools::register_models(app);
   parplan::tools::register_nodes(app);
   parplan::tools::register_validate(app);
+  parplan::tools::register_run(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  } catch (const parplan::tools::QuietExit& e) {
+    return e.code;
   } catch (const parplan::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

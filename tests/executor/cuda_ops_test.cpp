@@ -1,0 +1,271 @@
+// Every CUDA op (executor/cuda/) against the CPU reference op on the same random inputs, in
+// fp64 (tolerance 1e-10 relative to the output scale) and fp32 (1e-4), and one training run
+// of the whole model on the GPU against the CPU. Label gpu: registered only with
+// PARPLAN_ENABLE_GPU_TESTS=ON on a machine with a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "executor/cpu/cpu_compute.h"
+#include "executor/cuda/cuda_compute.h"
+#include "executor/self_comm.h"
+#include "executor/trainer.h"
+#include "tests/executor/test_jobs.h"
+#include "tests/executor/test_util.h"
+
+namespace parplan::executor {
+namespace {
+
+template <typename T>
+class CudaOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU";
+    gpu_ = make_cuda_compute<T>(0);
+    cpu_ = make_cpu_compute<T>();
+  }
+  void TearDown() override {
+    for (void* p : allocations_) gpu_->release(p);
+    if (gpu_) gpu_->synchronize();
+  }
+
+  // A host vector and its device copy.
+  struct Pair {
+    std::vector<T> host;
+    T* device;
+  };
+  Pair random(int64_t n, uint64_t seed, double scale = 1.0) {
+    const auto v = testing::random_vector(n, seed, scale);
+    return upload(std::vector<T>(v.begin(), v.end()));
+  }
+  Pair upload(std::vector<T> host) {
+    T* d = static_cast<T*>(gpu_->allocate(host.size() * sizeof(T)));
+    allocations_.push_back(d);
+    gpu_->copy_to_device(d, host.data(), host.size() * sizeof(T));
+    return {std::move(host), d};
+  }
+  int32_t* upload_tokens(const std::vector<int32_t>& tokens) {
+    auto* d = static_cast<int32_t*>(gpu_->allocate(tokens.size() * sizeof(int32_t)));
+    allocations_.push_back(d);
+    gpu_->copy_to_device(d, tokens.data(), tokens.size() * sizeof(int32_t));
+    return d;
+  }
+  // Compares the device buffer with the CPU result.
+  void expect_same(const Pair& p, const char* what) {
+    std::vector<T> back(p.host.size());
+    gpu_->copy_to_host(back.data(), p.device, back.size() * sizeof(T));
+    double scale = 1e-30;
+    for (T v : p.host) scale = std::max(scale, std::abs(static_cast<double>(v)));
+    const double tol = (sizeof(T) == 8 ? 1e-10 : 1e-4) * std::max(1.0, scale);
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      ASSERT_NEAR(back[i], p.host[i], tol) << what << " element " << i;
+    }
+  }
+
+  std::unique_ptr<Compute<T>> gpu_;
+  std::unique_ptr<Compute<T>> cpu_;
+  std::vector<void*> allocations_;
+};
+
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaOps, Types);
+
+TYPED_TEST(CudaOps, Gemm) {
+  using T = TypeParam;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const int64_t m = 37, n = 29, k = 41, pad = 3;
+      const int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+      auto a = this->random((ta ? k : m) * lda, 1);
+      auto b = this->random((tb ? n : k) * ldb, 2);
+      auto c = this->random(m * ldc, 3);
+      this->gpu_->gemm(ta, tb, m, n, k, T(1), a.device, lda, b.device, ldb, T(1), c.device, ldc);
+      this->cpu_->gemm(ta, tb, m, n, k, T(1), a.host.data(), lda, b.host.data(), ldb, T(1),
+                       c.host.data(), ldc);
+      this->expect_same(c, "gemm");
+    }
+  }
+}
+
+TYPED_TEST(CudaOps, NormsForwardAndBackward) {
+  const int64_t rows = 19, width = 300;
+  auto x = this->random(rows * width, 4, 2.0);
+  auto w = this->random(width, 5);
+  auto b = this->random(width, 6);
+  auto dy = this->random(rows * width, 7);
+  auto out = this->random(rows * width, 8), mean = this->random(rows, 9),
+       rstd = this->random(rows, 10);
+  this->gpu_->layernorm_forward(out.device, mean.device, rstd.device, x.device, w.device, b.device,
+                                rows, width);
+  this->cpu_->layernorm_forward(out.host.data(), mean.host.data(), rstd.host.data(), x.host.data(),
+                                w.host.data(), b.host.data(), rows, width);
+  this->expect_same(out, "layernorm out");
+  this->expect_same(rstd, "layernorm rstd");
+  auto dx = this->random(rows * width, 11), dw = this->random(width, 12),
+       db = this->random(width, 13);
+  this->gpu_->layernorm_backward(dx.device, dw.device, db.device, dy.device, x.device, w.device,
+                                 mean.device, rstd.device, rows, width);
+  this->cpu_->layernorm_backward(dx.host.data(), dw.host.data(), db.host.data(), dy.host.data(),
+                                 x.host.data(), w.host.data(), mean.host.data(), rstd.host.data(),
+                                 rows, width);
+  this->expect_same(dx, "layernorm dx");
+  this->expect_same(dw, "layernorm dweight");
+  this->expect_same(db, "layernorm dbias");
+  this->gpu_->rmsnorm_forward(out.device, rstd.device, x.device, w.device, rows, width);
+  this->cpu_->rmsnorm_forward(out.host.data(), rstd.host.data(), x.host.data(), w.host.data(), rows,
+                              width);
+  this->expect_same(out, "rmsnorm out");
+  this->gpu_->rmsnorm_backward(dx.device, dw.device, dy.device, x.device, w.device, rstd.device,
+                               rows, width);
+  this->cpu_->rmsnorm_backward(dx.host.data(), dw.host.data(), dy.host.data(), x.host.data(),
+                               w.host.data(), rstd.host.data(), rows, width);
+  this->expect_same(dx, "rmsnorm dx");
+  this->expect_same(dw, "rmsnorm dweight");
+}
+
+TYPED_TEST(CudaOps, Activations) {
+  const int64_t rows = 13, ffn = 70;
+  auto in = this->random(rows * 2 * ffn, 14, 2.0);
+  auto dy = this->random(rows * 2 * ffn, 15);
+  auto out = this->random(rows * 2 * ffn, 16), din = this->random(rows * 2 * ffn, 17);
+  this->gpu_->gelu_forward(out.device, in.device, rows * 2 * ffn);
+  this->cpu_->gelu_forward(out.host.data(), in.host.data(), rows * 2 * ffn);
+  this->expect_same(out, "gelu");
+  this->gpu_->gelu_backward(din.device, in.device, dy.device, rows * 2 * ffn);
+  this->cpu_->gelu_backward(din.host.data(), in.host.data(), dy.host.data(), rows * 2 * ffn);
+  this->expect_same(din, "gelu backward");
+  this->gpu_->swiglu_forward(out.device, in.device, rows, ffn);
+  this->cpu_->swiglu_forward(out.host.data(), in.host.data(), rows, ffn);
+  this->expect_same(out, "swiglu");
+  this->gpu_->swiglu_backward(din.device, in.device, dy.device, rows, ffn);
+  this->cpu_->swiglu_backward(din.host.data(), in.host.data(), dy.host.data(), rows, ffn);
+  this->expect_same(din, "swiglu backward");
+}
+
+TYPED_TEST(CudaOps, AttentionAndRope) {
+  for (const AttentionShape s :
+       {AttentionShape{33, 3, 4, 2, 16}, AttentionShape{64, 1, 2, 1, 64}}) {
+    auto qkv = this->random(s.rows() * s.qkv_width(), 18);
+    this->gpu_->rope(qkv.device, s, false);
+    this->cpu_->rope(qkv.host.data(), s, false);
+    this->expect_same(qkv, "rope");
+    auto out = this->random(s.rows() * s.heads * s.head_dim, 19);
+    auto lse = this->random(s.batch * s.heads * s.seq, 20);
+    this->gpu_->attention_forward(out.device, lse.device, qkv.device, s);
+    this->cpu_->attention_forward(out.host.data(), lse.host.data(), qkv.host.data(), s);
+    this->expect_same(out, "attention out");
+    this->expect_same(lse, "attention lse");
+    auto dy = this->random(out.host.size(), 21);
+    auto dqkv = this->random(qkv.host.size(), 22);
+    auto scratch = this->random(this->gpu_->attention_scratch_elements(s), 23);
+    this->gpu_->attention_backward(dqkv.device, scratch.device, dy.device, qkv.device, lse.device,
+                                   s);
+    this->cpu_->attention_backward(dqkv.host.data(), nullptr, dy.host.data(), qkv.host.data(),
+                                   lse.host.data(), s);
+    this->expect_same(dqkv, "attention dqkv");
+    this->gpu_->rope(dqkv.device, s, true);
+    this->cpu_->rope(dqkv.host.data(), s, true);
+    this->expect_same(dqkv, "rope inverse");
+  }
+}
+
+TYPED_TEST(CudaOps, EmbeddingsAndCrossEntropy) {
+  using T = TypeParam;
+  const int64_t rows = 24, width = 40, vocab_local = 50, vocab_start = 50, valid = 47;
+  std::vector<int32_t> tokens(rows);
+  for (int64_t r = 0; r < rows; ++r) tokens[r] = static_cast<int32_t>((r * 37) % 100);
+  int32_t* tokens_d = this->upload_tokens(tokens);
+  auto wte = this->random(vocab_local * width, 24);
+  auto out = this->random(rows * width, 25);
+  this->gpu_->embedding_forward(out.device, tokens_d, wte.device, vocab_start, vocab_local, rows,
+                                width);
+  this->cpu_->embedding_forward(out.host.data(), tokens.data(), wte.host.data(), vocab_start,
+                                vocab_local, rows, width);
+  this->expect_same(out, "embedding");
+  auto dwte = this->random(vocab_local * width, 26);
+  this->gpu_->embedding_backward(dwte.device, out.device, tokens_d, vocab_start, vocab_local, rows,
+                                 width);
+  this->cpu_->embedding_backward(dwte.host.data(), out.host.data(), tokens.data(), vocab_start,
+                                 vocab_local, rows, width);
+  this->expect_same(dwte, "embedding backward");
+  auto wpe = this->random(8 * width, 27);
+  this->gpu_->position_forward(out.device, wpe.device, 2, 6, 4, width);
+  this->cpu_->position_forward(out.host.data(), wpe.host.data(), 2, 6, 4, width);
+  this->expect_same(out, "position");
+  this->gpu_->position_backward(wpe.device, out.device, 2, 6, 4, width);
+  this->cpu_->position_backward(wpe.host.data(), out.host.data(), 2, 6, 4, width);
+  this->expect_same(wpe, "position backward");
+
+  auto logits = this->random(rows * vocab_local, 28, 3.0);
+  auto row_max = this->random(rows, 29), stats = this->random(2 * rows, 30),
+       losses = this->random(rows, 31);
+  this->gpu_->xent_row_max(row_max.device, logits.device, rows, vocab_local, valid);
+  this->cpu_->xent_row_max(row_max.host.data(), logits.host.data(), rows, vocab_local, valid);
+  this->expect_same(row_max, "xent row max");
+  this->gpu_->xent_sum_exp(stats.device, logits.device, row_max.device, tokens_d, vocab_start, rows,
+                           vocab_local, valid);
+  this->cpu_->xent_sum_exp(stats.host.data(), logits.host.data(), row_max.host.data(),
+                           tokens.data(), vocab_start, rows, vocab_local, valid);
+  this->expect_same(stats, "xent stats");
+  this->gpu_->xent_loss(losses.device, row_max.device, stats.device, rows);
+  this->cpu_->xent_loss(losses.host.data(), row_max.host.data(), stats.host.data(), rows);
+  this->expect_same(losses, "xent loss");
+  this->gpu_->xent_backward(logits.device, row_max.device, stats.device, tokens_d, vocab_start,
+                            rows, vocab_local, valid, T(0.25));
+  this->cpu_->xent_backward(logits.host.data(), row_max.host.data(), stats.host.data(),
+                            tokens.data(), vocab_start, rows, vocab_local, valid, T(0.25));
+  this->expect_same(logits, "xent backward");
+}
+
+TYPED_TEST(CudaOps, OptimizerAndElementwise) {
+  const int64_t n = 1000;
+  auto p = this->random(n, 32), g = this->random(n, 33), m = this->random(n, 34, 0.1);
+  auto v = this->upload(std::vector<TypeParam>(n, TypeParam(0.01)));
+  AdamWConfig c;
+  c.step = 3;
+  this->gpu_->adamw(p.device, g.device, m.device, v.device, n, c, true);
+  this->cpu_->adamw(p.host.data(), g.host.data(), m.host.data(), v.host.data(), n, c, true);
+  this->expect_same(p, "adamw param");
+  this->expect_same(m, "adamw m");
+  this->expect_same(v, "adamw v");
+  auto out = this->random(n, 35);
+  this->gpu_->add(out.device, p.device, g.device, n);
+  this->cpu_->add(out.host.data(), p.host.data(), g.host.data(), n);
+  this->gpu_->accumulate(out.device, m.device, n);
+  this->cpu_->accumulate(out.host.data(), m.host.data(), n);
+  this->expect_same(out, "add + accumulate");
+  const double expected = this->cpu_->sum_squares(out.host.data(), n);
+  EXPECT_NEAR(this->gpu_->sum_squares(out.device, n), expected, 1e-5 * expected);
+}
+
+// The whole model on one GPU against the CPU: 3 training steps, same losses.
+template <typename T>
+std::vector<double> train(Compute<T>& compute, const Job& job) {
+  auto world = make_self_comm();
+  PhaseTimer timer([&compute] { compute.synchronize(); }, false, "rank 0", "stage 0");
+  Trainer<T> trainer(job, TrainerOptions{5, {}}, *world, compute, timer);
+  std::vector<double> losses;
+  for (int64_t s = 0; s < 3; ++s) losses.push_back(trainer.step(s).loss);
+  return losses;
+}
+
+TEST(CudaModel, TrainingStepsMatchTheCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU";
+  for (const std::string flavour : {"gpt", "llama"}) {
+    const Job job =
+        testing::tiny_job({{"micro_batch_size", 2}, {"recompute", "selective"}}, flavour);
+    auto gpu = make_cuda_compute<double>(0);
+    auto cpu = make_cpu_compute<double>();
+    const auto on_gpu = train(*gpu, job);
+    const auto on_cpu = train(*cpu, job);
+    for (int s = 0; s < 3; ++s) EXPECT_NEAR(on_gpu[s], on_cpu[s], 1e-9 * on_cpu[s]) << flavour;
+    auto gpu32 = make_cuda_compute<float>(0);
+    auto cpu32 = make_cpu_compute<float>();
+    const auto f_gpu = train(*gpu32, job);
+    const auto f_cpu = train(*cpu32, job);
+    for (int s = 0; s < 3; ++s) EXPECT_NEAR(f_gpu[s], f_cpu[s], 1e-4 * f_cpu[s]) << flavour;
+  }
+}
+
+}  // namespace
+}  // namespace parplan::executor
