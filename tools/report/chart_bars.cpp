@@ -87,8 +87,9 @@ std::string throughput_chart(const ReportData& data) {
     max_tokens = std::max(max_tokens, p.estimate.tokens_per_s_per_gpu);
     max_mfu = std::max(max_mfu, 100 * p.estimate.mfu);
   }
-  const double gap = 40;
-  const double panel = (svg::kWidth - chart::kLabelWidth - gap - 60) / 2;
+  const double gap = 24;
+  const double panel = (svg::kWidth - chart::kLabelWidth - gap - 10) / 2;
+  const double bar_room = panel - 56;  // the value label follows the longest bar
   const double x_tokens = chart::kLabelWidth;
   const double x_mfu = x_tokens + panel + gap;
   const auto tokens_ticks = svg::nice_ticks(0, max_tokens, 4);
@@ -102,8 +103,8 @@ std::string throughput_chart(const ReportData& data) {
                     "font-weight=\"600\" fill=\"#111\"");
   body += svg::text(x_mfu, kTop + 14, "model FLOPs utilization (MFU)", "start", 13,
                     "font-weight=\"600\" fill=\"#111\"");
-  body += x_axis(x_tokens, panel, tokens_max, tokens_ticks, y0, y1, "tokens/s per GPU");
-  body += x_axis(x_mfu, panel, mfu_max, mfu_ticks, y0, y1, "MFU, %");
+  body += x_axis(x_tokens, bar_room, tokens_max, tokens_ticks, y0, y1, "tokens/s per GPU");
+  body += x_axis(x_mfu, bar_room, mfu_max, mfu_ticks, y0, y1, "MFU, %");
   double y = y0;
   for (std::size_t i : data.by_rank) {
     const ReportPlan& plan = data.plans[i];
@@ -111,14 +112,14 @@ std::string throughput_chart(const ReportData& data) {
     body += chart::plan_label(plan, y + kRowHeight / 2);
     const std::string fill = plan.estimate.memory.fits ? "#3566a8" : "#b8b8b8";
     char value[64];
-    const double wt = panel * e.tokens_per_s_per_gpu / tokens_max;
+    const double wt = bar_room * e.tokens_per_s_per_gpu / tokens_max;
     std::snprintf(value, sizeof value, "%.0f", e.tokens_per_s_per_gpu);
     body += svg::rect(x_tokens, y + 9, wt, 24, fill,
                       "#" + std::to_string(plan.rank) + ": " + value + " tokens/s per GPU");
     body +=
         svg::text(x_tokens + wt + 4, y + kRowHeight / 2 + 5, value, "start", 12, "fill=\"#111\"") +
         "\n";
-    const double wm = panel * 100 * e.mfu / mfu_max;
+    const double wm = bar_room * 100 * e.mfu / mfu_max;
     std::snprintf(value, sizeof value, "%.1f%%", 100 * e.mfu);
     body += svg::rect(x_mfu, y + 9, wm, 24, plan.estimate.memory.fits ? "#3c8d40" : "#b8b8b8",
                       "#" + std::to_string(plan.rank) + ": MFU " + value);

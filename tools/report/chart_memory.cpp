@@ -36,9 +36,12 @@ constexpr double kPlotHeight = 84;
 }  // namespace
 
 std::string memory_chart(const ReportData& data) {
-  double y_max = capacity_gib(data.base_job);
+  // The scale reaches a little above the capacity; far larger plans are cut at the top (with
+  // a break mark) so that they do not flatten every plan that fits.
+  const double cap_gib = capacity_gib(data.base_job);
+  double y_max = cap_gib;
   for (const auto& plan : data.plans) {
-    y_max = std::max(y_max, plan.estimate.memory.peak_bytes / kGiB);
+    y_max = std::max(y_max, std::min(plan.estimate.memory.peak_bytes / kGiB, 1.3 * cap_gib));
   }
   y_max *= 1.08;
   const double x0 = chart::kLabelWidth;
@@ -50,7 +53,7 @@ std::string memory_chart(const ReportData& data) {
     const ReportPlan& plan = data.plans[i];
     const auto& memory = plan.estimate.memory;
     const double base = top + kPlotTop + kPlotHeight;
-    auto y_of = [&](double gib) { return base - kPlotHeight * gib / y_max; };
+    auto y_of = [&](double gib) { return base - kPlotHeight * std::min(gib, y_max) / y_max; };
     body += chart::plan_label(plan, top + kPlotTop + kPlotHeight / 2);
     body += svg::rect(x0, top + kPlotTop, width, kPlotHeight, "#f6f6f6") + "\n";
     body += svg::line(x0, base, x0 + width, base, "#666", 1) + "\n";
@@ -71,6 +74,11 @@ std::string memory_chart(const ReportData& data) {
         body += svg::rect(x, y_of(acc + gib), bar, y_of(acc) - y_of(acc + gib), c.color, tip);
         acc += gib;
       }
+      if (stage.total_bytes() / kGiB > y_max) {  // cut: two white slashes near the top
+        const double yb = y_of(y_max) + 8;
+        body += svg::line(x - 1, yb + 3, x + bar + 1, yb - 3, "#fff", 2.5);
+        body += svg::line(x - 1, yb + 8, x + bar + 1, yb + 2, "#fff", 2.5);
+      }
       body += "\n";
       if (s % label_every == 0) {
         body += svg::text(x + bar / 2, base + 13, std::to_string(s), "middle", 10, "fill=\"#444\"");
@@ -79,7 +87,7 @@ std::string memory_chart(const ReportData& data) {
     const double cap = capacity_gib(plan.job);
     const double peak = memory.peak_bytes / kGiB;
     const double cap_y = y_of(cap) + 4;
-    double peak_y = y_of(peak) + 4;
+    double peak_y = std::max(y_of(peak) + 4, top + kPlotTop + 10);
     if (std::abs(peak_y - cap_y) < 14) peak_y = cap_y + 14;  // keep both labels readable
     char text[64];
     std::snprintf(text, sizeof text, "%.1f GiB", cap);
@@ -97,8 +105,9 @@ std::string memory_chart(const ReportData& data) {
   legend.emplace_back("#b00020", "GPU memory capacity (dashed)");
   return chart::figure("memory", "Memory per GPU by pipeline stage",
                        "Predicted peak memory of one GPU in each pipeline stage (GiB), stacked by "
-                       "what holds it; every panel uses the same scale. The busiest stage sets "
-                       "the plan's peak; above the dashed line the plan does not fit.",
+                       "what holds it; every panel uses the same scale (bars far above the "
+                       "capacity are cut, marked by white slashes). The busiest stage sets the "
+                       "plan's peak; above the dashed line the plan does not fit.",
                        body, chart::legend(legend));
 }
 

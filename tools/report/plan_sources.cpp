@@ -58,8 +58,14 @@ std::vector<ReportPlan> collect_plans(const Job& job, const PlanSources& sources
     for (const auto& path : sources.plan_files) {
       Job with_plan = base;
       with_plan.plan = load_plan_file(path, base);
-      plans.push_back(make_report_plan(
-          with_plan, prefix + "file " + std::filesystem::path(path).filename().string(), "file"));
+      // The file name, or the path as given when two plan files share a name.
+      const std::string name = std::filesystem::path(path).filename().string();
+      int same_name = 0;
+      for (const auto& other : sources.plan_files) {
+        same_name += std::filesystem::path(other).filename().string() == name;
+      }
+      plans.push_back(
+          make_report_plan(with_plan, prefix + "file " + (same_name > 1 ? path : name), "file"));
     }
     if (sources.top_k > 0) {
       planner::SearchOptions options;

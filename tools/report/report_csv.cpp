@@ -1,5 +1,6 @@
 // report.csv: one row per compared plan, best first; every column name carries its unit.
 // Fields are quoted per RFC 4180 when they hold a comma, a quote or a newline.
+#include <cmath>
 #include <cstdio>
 
 #include "core/units.h"
@@ -19,7 +20,9 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
+// Nine significant digits; rounding noise below 1e-12 (e.g. a 1e-16 s bubble) prints as 0.
 std::string number(double value) {
+  if (std::fabs(value) < 1e-12) value = 0;
   char text[64];
   std::snprintf(text, sizeof text, "%.9g", value);
   return text;

@@ -36,7 +36,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13.5px;
   font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid #d8d8d8; padding: 4px 6px; text-align: right; vertical-align: top; }
 td { white-space: nowrap; }
-td.wrap { white-space: normal; overflow-wrap: anywhere; min-width: 6em; }
+td.wrap { white-space: normal; overflow-wrap: break-word; min-width: 10em; }
 th { background: #eef0f3; font-weight: 600; }
 th.l, td.l { text-align: left; }
 tr.winner td { background: #fff7e6; }
