@@ -1,5 +1,6 @@
 // `parplan plan --job FILE [--top K] [--json] [--fix KEY=VALUE]... [--objective ...]
-// [--max-memory-fraction F] [--pareto] [--threads N] [--stats]`: searches the plan space.
+// [--max-memory-fraction F] [--pareto] [--threads N] [--stats] [--report DIR]`: searches the
+// plan space; --report writes the comparison report (tools/report) of the top plans.
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
+#include "tools/report/report_writers.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -25,6 +27,7 @@ struct PlanOptions {
   bool pareto = false;
   int threads = 0;
   bool stats = false;
+  std::string report;  // folder for report.{html,md,csv,json}; empty: none
 };
 
 std::string plan_cell(const ParallelPlan& p) {
@@ -53,8 +56,30 @@ Json ranked_json(const Job& base, const std::vector<planner::RankedPlan>& plans)
   return list;
 }
 
+// Writes the report of the top plans; notices go to stderr so that --json stays pure.
+void write_plan_report(const PlanOptions& o, const Job& job, const planner::SearchResult& r) {
+  if (r.top.empty()) {
+    std::fprintf(stderr, "no report written: no plan fits\n");
+    return;
+  }
+  std::vector<ReportPlan> plans;
+  for (std::size_t k = 0; k < r.top.size(); ++k) {
+    ReportPlan plan;
+    plan.label = "search #" + std::to_string(k + 1);
+    plan.source = "search";
+    plan.job = job;
+    plan.job.plan = r.top[k].plan;
+    plan.estimate = r.top[k].estimate;
+    plans.push_back(std::move(plan));
+  }
+  const ReportFiles files = write_report(o.report, build_report(job, std::move(plans)), {o.job});
+  std::fprintf(o.json ? stderr : stdout, "\nreport: %s (also report.md, report.csv, report.json)\n",
+               files.html.c_str());
+}
+
 void run_plan(const PlanOptions& o) {
   const Job job = load_job(o.job, PlanCheck::Skip);
+  if (!o.report.empty()) check_report_dir(o.report);
   planner::SearchOptions search;
   search.fixes = planner::parse_fixes(o.fixes);
   search.top_k = o.top;
@@ -93,6 +118,7 @@ void run_plan(const PlanOptions& o) {
                 {"objective", o.objective}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
     print_json(out);
+    if (!o.report.empty()) write_plan_report(o, job, r);
     return;
   }
   std::printf("%s on %lld x %s (%lld GPUs), global batch %lld x %lld tokens, %s, %s\n\n",
@@ -148,6 +174,7 @@ void run_plan(const PlanOptions& o) {
   if (o.stats) {
     std::printf("per-layer cost keys: %lld\n", static_cast<long long>(r.layer_cost_keys));
   }
+  if (!o.report.empty()) write_plan_report(o, job, r);
 }
 
 }  // namespace
@@ -169,6 +196,8 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--stats", o->stats, "Print search statistics");
+  cmd->add_option("--report", o->report,
+                  "Also write report.{html,md,csv,json} of the top plans into this folder");
   cmd->callback([o] { run_plan(*o); });
 }
 

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   parplan::tools::register_nodes(app);
   parplan::tools::register_validate(app);
   parplan::tools::register_run(app);
+  parplan::tools::register_compare(app);
+  parplan::tools::register_export(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

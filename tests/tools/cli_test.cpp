@@ -1,0 +1,139 @@
+// `parplan compare`, `parplan plan --report` and `parplan export` end to end: exit codes,
+// the files written, no temporary files left behind, refusal to write over an input, and
+// usage errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/json_input.h"
+#include "tests/tools/test_support.h"
+
+namespace parplan::testing {
+namespace {
+
+const std::vector<std::string> kReportFiles = {"report.csv", "report.html", "report.json",
+                                               "report.md"};
+
+std::string q(const std::string& path) { return "'" + path + "'"; }
+
+TEST(CompareCli, WritesFourFilesAtomicallyAndSummarizes) {
+  TempDir dir;
+  const std::string out = dir.file("report");  // created by compare
+  const CommandResult r = run_parplan(
+      "compare --job " + q(report_data("job.json")) + " --plan " + q(report_data("plan_vpp.json")) +
+      " --plan " + q(report_data("plan_no_fit.json")) + " --top 2 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(list_dir(out), kReportFiles);  // and no leftover ".report.*.tmp.*" files
+  EXPECT_NE(r.output.find("winner: #1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("report.html"), std::string::npos);
+  const Json json = Json::parse(read_file(out + "/report.json"));
+  EXPECT_GE(json.at("plans").size(), 3u);  // job plan, two files, search results (merged)
+  // Running again over an existing folder replaces the files.
+  EXPECT_EQ(run_parplan("compare --job " + q(report_data("job.json")) + " --top 0 --out " + q(out))
+                .exit_code,
+            0);
+  EXPECT_EQ(list_dir(out), kReportFiles);
+  EXPECT_EQ(Json::parse(read_file(out + "/report.json")).at("plans").size(), 1u);
+}
+
+TEST(CompareCli, JsonPrintsTheReportJson) {
+  TempDir dir;
+  const CommandResult r = run_parplan("compare --job " + q(report_data("job.json")) +
+                                      " --top 0 --method sft,lora --json --out " + q(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json printed = Json::parse(r.output);
+  EXPECT_EQ(printed, Json::parse(read_file(dir.file("report.json"))));
+  ASSERT_EQ(printed.at("plans").size(), 2u);
+  EXPECT_EQ(printed.at("plans")[0].at("method").get<std::string>() == "sft" ||
+                printed.at("plans")[0].at("method").get<std::string>() == "lora",
+            true);
+}
+
+TEST(CompareCli, DefaultComparesTheJobPlanWithTheSearch) {
+  TempDir dir;
+  const CommandResult r =
+      run_parplan("compare --job " + q(report_data("job.json")) + " --json --out " + q(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json json = Json::parse(r.output);
+  bool job_plan = false, search = false;
+  for (const auto& plan : json.at("plans")) {
+    job_plan |= plan.at("label").get<std::string>().find("job plan") != std::string::npos;
+    search |= plan.at("label").get<std::string>().find("search #") != std::string::npos;
+  }
+  EXPECT_TRUE(job_plan);
+  EXPECT_TRUE(search);
+}
+
+TEST(CompareCli, RefusesToWriteOverTheJobFile) {
+  TempDir dir;
+  // The job file is named like an output and sits in the output folder.
+  std::filesystem::copy_file(report_data("job.json"), dir.file("report.json"));
+  const std::string before = read_file(dir.file("report.json"));
+  const CommandResult r = run_parplan("compare --job " + q(dir.file("report.json")) +
+                                      " --top 0 --out " + q(dir.path()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("the same file as the input"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(dir.file("report.json")), before);
+}
+
+TEST(CompareCli, ErrorsAndUsage) {
+  TempDir dir;
+  // Missing parent folder: exit 1 naming the folder.
+  CommandResult r = run_parplan("compare --job " + q(report_data("job.json")) + " --out " +
+                                q(dir.file("no/such/dir")));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+  // A bad plan file: exit 1 naming the file and the key.
+  r = run_parplan("compare --job " + q(report_data("job.json")) + " --plan " +
+                  q(report_data("plan_bad_key.json")) + " --out " + q(dir.path()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("plan_bad_key.json"), std::string::npos) << r.output;
+  EXPECT_TRUE(list_dir(dir.path()).empty());  // nothing written on error
+  // Usage: --out missing, unknown method.
+  EXPECT_EQ(run_parplan("compare --job " + q(report_data("job.json"))).exit_code, 2);
+  EXPECT_EQ(run_parplan("compare --job " + q(report_data("job.json")) + " --method qlora --out " +
+                        q(dir.path()))
+                .exit_code,
+            2);
+}
+
+TEST(PlanCli, ReportOptionWritesTheSameFiles) {
+  TempDir dir;
+  const CommandResult r = run_parplan("plan --job " + q(report_data("job.json")) +
+                                      " --top 3 --report " + q(dir.file("r")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(list_dir(dir.file("r")), kReportFiles);
+  EXPECT_NE(r.output.find("best plan:"), std::string::npos);  // the usual output is kept
+  const Json json = Json::parse(read_file(dir.file("r/report.json")));
+  EXPECT_EQ(json.at("plans").size(), 3u);
+  // --json stays pure JSON on stdout with --report.
+  const CommandResult j = run_command(std::string("{ '") + PARPLAN_BINARY + "' plan --job " +
+                                      q(report_data("job.json")) + " --top 2 --json --report " +
+                                      q(dir.file("r2")) + " 2>/dev/null; }");
+  ASSERT_EQ(j.exit_code, 0);
+  EXPECT_NO_THROW(Json::parse(j.output));
+}
+
+TEST(ExportCli, PrintsEachFormatAndRejectsUnknownOnes) {
+  for (const char* format : {"megatron", "nemo", "torchtitan"}) {
+    const CommandResult r =
+        run_parplan("export --job " + q(report_data("job.json")) + " --format " + format);
+    EXPECT_EQ(r.exit_code, 0) << format << "\n" << r.output;
+    EXPECT_NE(r.output.find("tp2 pp2 dp4"), std::string::npos) << r.output;
+  }
+  const CommandResult megatron =
+      run_parplan("export --job " + q(report_data("job.json")) + " --format megatron --plan " +
+                  q(report_data("plan_vpp.json")));
+  EXPECT_EQ(megatron.exit_code, 0) << megatron.output;
+  EXPECT_NE(megatron.output.find("--num-layers-per-virtual-pipeline-stage 4"), std::string::npos)
+      << megatron.output;
+  EXPECT_EQ(
+      run_parplan("export --job " + q(report_data("job.json")) + " --format deepspeed").exit_code,
+      2);
+  EXPECT_EQ(
+      run_parplan("export --job " + q(report_data("missing.json")) + " --format nemo").exit_code,
+      1);
+}
+
+}  // namespace
+}  // namespace parplan::testing

@@ -1,0 +1,310 @@
+// parplan export: every flag or key printed for many plans (parallelism kinds, ZeRO stages,
+// schedules, rank orders, precisions, recomputation, dense/MoE/MLA models, training methods)
+// must be in the framework's documented list (tests/data/export/*_flags.txt, each citing its
+// source), with an allowed value where the list restricts values; plan features must map to
+// the expected settings, and keys without an equivalent must become comments.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/job.h"
+#include "tests/tools/test_support.h"
+#include "tools/export/launch_settings.h"
+
+namespace parplan::testing {
+namespace {
+
+using tools::ExportFormat;
+
+// name -> allowed values (empty: any value).
+using FlagList = std::map<std::string, std::set<std::string>>;
+
+FlagList load_list(const std::string& name) {
+  std::istringstream in(read_file(std::string(PARPLAN_TEST_DATA) + "/export/" + name));
+  FlagList list;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string flag, values;
+    words >> flag >> values;
+    std::set<std::string>& allowed = list[flag];
+    for (std::size_t start = 0; !values.empty() && start <= values.size();) {
+      const std::size_t bar = values.find('|', start);
+      allowed.insert(values.substr(start, bar == std::string::npos ? bar : bar - start));
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+  }
+  return list;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(' ');
+  const auto e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// (name, value) pairs of the settings a text sets, comments excluded.
+std::vector<std::pair<std::string, std::string>> settings(const std::string& text,
+                                                          ExportFormat format) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    switch (format) {
+      case ExportFormat::Megatron: {
+        if (t.rfind("--", 0) != 0) continue;  // MEGATRON_ARGS=( and )
+        const auto space = t.find(' ');
+        std::string value = space == std::string::npos ? "" : t.substr(space + 1);
+        if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
+        out.emplace_back(t.substr(0, space), value);
+        break;
+      }
+      case ExportFormat::Nemo: {
+        const auto colon = t.find(':');
+        const std::string key = t.substr(0, colon);
+        const std::string value = trim(t.substr(colon + 1));
+        if (line[0] != ' ') {
+          if (value.empty()) {
+            section = key;
+          } else {
+            out.emplace_back(key, value);
+            section.clear();
+          }
+        } else {
+          out.emplace_back(section + "." + key, value);
+        }
+        break;
+      }
+      case ExportFormat::Torchtitan: {
+        if (t[0] == '[') {
+          section = t.substr(1, t.size() - 2);
+          continue;
+        }
+        const auto eq = t.find(" = ");
+        out.emplace_back(section + "." + t.substr(0, eq), t.substr(eq + 3));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+Job job_from(const std::string& text) {
+  return parse_job(parse_json(text, "job.json"), "job.json", PARPLAN_SOURCE_DIR,
+                   PlanCheck::Enforce);
+}
+
+// Jobs covering the plan keys, models and training setups export must handle.
+std::map<std::string, Job> variant_jobs() {
+  const std::string llama8b =
+      R"("model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+         "training": {"global_batch_size": 64, "seq_length": 4096, "precision": "%P"})";
+  auto llama = [&](const std::string& plan, const std::string& precision = "bf16",
+                   const std::string& extra = "") {
+    std::string base = llama8b;
+    base.replace(base.find("%P"), 2, precision);
+    return job_from("{" + base + extra + R"(, "plan": )" + plan + "}");
+  };
+  std::map<std::string, Job> jobs;
+  jobs["llama70b-example"] =
+      load_job(std::string(PARPLAN_SOURCE_DIR) + "/tools/examples/llama3.1-70b-dgx-h100.json");
+  jobs["gpt3-example"] =
+      load_job(std::string(PARPLAN_SOURCE_DIR) + "/tools/examples/gpt3-175b-dgx-a100.json");
+  jobs["zero3"] = llama(R"({"tp": 1, "zero_stage": 3})");
+  jobs["zero2-hybrid"] = llama(R"({"tp": 2, "zero_stage": 2, "zero_shard_size": 4})");
+  jobs["zero1-instances"] = llama(R"({"tp": 2, "zero_stage": 1, "zero_shard_size": 2})");
+  jobs["zero0"] = llama(R"({"tp": 4, "zero_stage": 0})");
+  jobs["recompute-full"] = llama(R"({"tp": 2, "pp": 2, "recompute": "full"})");
+  jobs["recompute-selective"] = llama(R"({"tp": 2, "recompute": "selective"})");
+  jobs["fp8"] = llama(R"({"tp": 2})", "fp8");
+  jobs["fp16"] = llama(R"({"tp": 2})", "fp16");
+  jobs["fp32"] = llama(R"({"tp": 2})", "fp32");
+  jobs["cp2"] = llama(R"({"tp": 2, "cp": 2})");
+  jobs["order-pp-dp"] = llama(R"({"tp": 2, "pp": 2, "order": "tp-cp-ep-pp-dp"})");
+  jobs["order-other"] = llama(R"({"tp": 2, "pp": 2, "order": "tp-pp-dp"})");
+  jobs["gpipe"] = llama(R"({"pp": 4, "schedule": "gpipe"})");
+  jobs["zero-bubble"] = llama(R"({"pp": 4, "schedule": "zero-bubble"})");
+  jobs["dualpipe"] = llama(R"({"pp": 4, "schedule": "dualpipe"})");
+  jobs["uneven-first-last"] = llama(R"({"pp": 4, "layers_per_stage": [6, 10, 10, 6]})");
+  jobs["uneven-other"] = llama(R"({"pp": 4, "layers_per_stage": [7, 9, 8, 8]})");
+  jobs["vpp-uneven"] = llama(R"({"pp": 2, "vpp": 3, "micro_batch_size": 1})");
+  jobs["no-sp"] = llama(R"({"tp": 2, "sequence_parallel": false})");
+  jobs["lora"] = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 1}, "training": {"global_batch_size": 32, "seq_length": 4096,
+      "method": "lora", "lora_rank": 16}, "plan": {"tp": 2}})");
+  jobs["sft"] = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 1}, "training": {"global_batch_size": 32, "seq_length": 4096,
+      "method": "sft"}, "plan": {"tp": 2}})");
+  jobs["torchtitan"] = job_from(R"({"framework": "torchtitan", "model": "llama3.1-8b",
+      "cluster": {"node": "dgx-h100", "num_nodes": 2}, "training": {"global_batch_size": 64,
+      "seq_length": 4096}, "plan": {"tp": 2, "pp": 2}})");
+  jobs["deepseek-v3"] = job_from(R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100",
+      "num_nodes": 32}, "training": {"global_batch_size": 512, "seq_length": 4096},
+      "plan": {"tp": 2, "pp": 8, "ep": 8, "recompute": "full"}})");
+  jobs["mixtral-ep"] = job_from(R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 2}, "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"tp": 4, "ep": 8}})");
+  jobs["no-plan"] = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 1}, "training": {"global_batch_size": 64, "seq_length": 2048}})");
+  return jobs;
+}
+
+struct FormatCase {
+  ExportFormat format;
+  const char* list;
+};
+
+class ExportNames : public ::testing::TestWithParam<FormatCase> {};
+
+TEST_P(ExportNames, EveryPrintedNameIsDocumented) {
+  const FlagList list = load_list(GetParam().list);
+  ASSERT_FALSE(list.empty());
+  for (const auto& [name, job] : variant_jobs()) {
+    const std::string text = tools::export_launch_settings(job, GetParam().format);
+    const auto found = settings(text, GetParam().format);
+    EXPECT_FALSE(found.empty()) << name;
+    for (const auto& [key, value] : found) {
+      auto it = list.find(key);
+      ASSERT_NE(it, list.end()) << name << ": " << key << " is not in " << GetParam().list << "\n"
+                                << text;
+      if (!it->second.empty()) {
+        EXPECT_TRUE(it->second.count(value)) << name << ": " << key << " = " << value;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ExportNames,
+                         ::testing::Values(FormatCase{ExportFormat::Megatron, "megatron_flags.txt"},
+                                           FormatCase{ExportFormat::Nemo, "nemo_flags.txt"},
+                                           FormatCase{ExportFormat::Torchtitan,
+                                                      "torchtitan_flags.txt"}));
+
+std::map<std::string, std::string> as_map(const Job& job, ExportFormat format) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : settings(tools::export_launch_settings(job, format), format)) {
+    out[k] = v;
+  }
+  return out;
+}
+
+TEST(Export, PlanKeysMapToTheFrameworksSettings) {
+  const auto jobs = variant_jobs();
+  auto mg = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Megatron); };
+  auto nm = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Nemo); };
+  auto tt = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Torchtitan); };
+
+  const auto llama70 = mg("llama70b-example");
+  EXPECT_EQ(llama70.at("--tensor-model-parallel-size"), "4");
+  EXPECT_EQ(llama70.at("--pipeline-model-parallel-size"), "4");
+  EXPECT_EQ(llama70.at("--num-layers-per-virtual-pipeline-stage"), "4");  // 80 / (4 * 5)
+  EXPECT_TRUE(llama70.count("--sequence-parallel"));
+  EXPECT_TRUE(llama70.count("--use-distributed-optimizer"));
+  EXPECT_EQ(llama70.at("--num-query-groups"), "8");
+  EXPECT_EQ(llama70.at("--global-batch-size"), "128");
+  EXPECT_EQ(nm("llama70b-example").at("model.virtual_pipeline_model_parallel_size"), "5");
+  EXPECT_EQ(tt("llama70b-example").at("parallelism.pipeline_parallel_schedule"),
+            "\"Interleaved1F1B\"");
+  EXPECT_EQ(tt("llama70b-example").at("parallelism.pipeline_parallel_layers_per_stage"), "4");
+
+  const auto gpt3 = mg("gpt3-example");
+  EXPECT_EQ(gpt3.at("--position-embedding-type"), "learned_absolute");
+  EXPECT_FALSE(gpt3.count("--swiglu"));
+  EXPECT_FALSE(gpt3.count("--untie-embeddings-and-output-weights"));
+
+  EXPECT_EQ(mg("zero3").at("--data-parallel-sharding-strategy"), "optim_grads_params");
+  EXPECT_EQ(nm("zero3").at("ddp.data_parallel_sharding_strategy"), "optim_grads_params");
+  EXPECT_EQ(tt("zero3").at("parallelism.data_parallel_shard_degree"), "16");
+  EXPECT_EQ(tt("zero2-hybrid").at("parallelism.data_parallel_shard_degree"), "4");
+  EXPECT_EQ(tt("zero2-hybrid").at("parallelism.data_parallel_replicate_degree"), "2");
+  EXPECT_EQ(tt("zero2-hybrid").at("parallelism.fsdp_reshard_after_forward"), "\"never\"");
+  EXPECT_EQ(mg("zero1-instances").at("--num-distributed-optimizer-instances"), "4");
+  EXPECT_FALSE(mg("zero0").count("--use-distributed-optimizer"));
+  EXPECT_EQ(nm("zero0").at("ddp.use_distributed_optimizer"), "false");
+
+  EXPECT_EQ(mg("recompute-full").at("--recompute-granularity"), "full");
+  EXPECT_EQ(mg("recompute-full").at("--recompute-method"), "uniform");
+  EXPECT_EQ(tt("recompute-full").at("activation_checkpoint.mode"), "\"full\"");
+  EXPECT_EQ(tt("recompute-selective").at("activation_checkpoint.mode"), "\"selective\"");
+  EXPECT_EQ(mg("fp8").at("--fp8-format"), "hybrid");
+  EXPECT_EQ(nm("fp8").at("mixed_precision"), "bf16_with_fp8_delayed_scaling_mixed");
+  EXPECT_EQ(tt("fp8").at("model.converters"), "[\"float8\"]");
+  EXPECT_TRUE(mg("fp16").count("--fp16"));
+  EXPECT_EQ(nm("fp16").at("mixed_precision"), "fp16_mixed");
+  EXPECT_FALSE(mg("fp32").count("--bf16"));
+  EXPECT_EQ(mg("cp2").at("--context-parallel-size"), "2");
+  EXPECT_EQ(tt("cp2").at("parallelism.context_parallel_degree"), "2");
+  EXPECT_TRUE(mg("order-pp-dp").count("--use-tp-pp-dp-mapping"));
+  EXPECT_EQ(nm("order-pp-dp").at("dist.use_tp_pp_dp_mapping"), "true");
+  EXPECT_EQ(tt("gpipe").at("parallelism.pipeline_parallel_schedule"), "\"GPipe\"");
+  EXPECT_EQ(mg("uneven-first-last").at("--decoder-first-pipeline-num-layers"), "6");
+  EXPECT_EQ(mg("uneven-first-last").at("--decoder-last-pipeline-num-layers"), "6");
+  EXPECT_EQ(nm("uneven-first-last").at("model.num_layers_in_first_pipeline_stage"), "6");
+  EXPECT_EQ(mg("vpp-uneven").at("--num-virtual-stages-per-pipeline-rank"), "3");
+  EXPECT_EQ(nm("lora").at("peft.dim"), "16");
+  // torchtitan: pipelining splits the local batch into micro-batches; without it the
+  // micro-batches are accumulation steps of local_batch_size.
+  EXPECT_EQ(tt("torchtitan").at("training.local_batch_size"), "16");  // 64 / dp 4
+  EXPECT_EQ(tt("zero3").at("training.local_batch_size"), "1");
+
+  const auto ds = mg("deepseek-v3");
+  EXPECT_EQ(ds.at("--moe-layer-freq"), "([0]*3+[1]*58)");
+  EXPECT_EQ(ds.at("--num-experts"), "256");
+  EXPECT_EQ(ds.at("--moe-router-topk"), "8");
+  EXPECT_EQ(ds.at("--moe-shared-expert-intermediate-size"), "2048");
+  EXPECT_EQ(ds.at("--expert-model-parallel-size"), "8");
+  EXPECT_EQ(ds.at("--moe-token-dispatcher-type"), "alltoall");
+  EXPECT_TRUE(ds.count("--multi-latent-attention"));
+  EXPECT_EQ(ds.at("--q-lora-rank"), "1536");
+  EXPECT_EQ(ds.at("--qk-pos-emb-head-dim"), "64");
+  EXPECT_FALSE(ds.count("--kv-channels"));
+  EXPECT_EQ(tt("deepseek-v3").at("parallelism.expert_parallel_degree"), "8");
+  // Mixtral with ep 8 over dp*cp = 4: experts leave tensor parallelism (expert tp 1).
+  EXPECT_EQ(mg("mixtral-ep").at("--expert-tensor-parallel-size"), "1");
+  EXPECT_EQ(nm("mixtral-ep").at("model.expert_tensor_parallel_size"), "1");
+}
+
+TEST(Export, KeysWithoutAnEquivalentBecomeComments) {
+  const auto jobs = variant_jobs();
+  auto text = [&](const char* job, ExportFormat f) {
+    return tools::export_launch_settings(jobs.at(job), f);
+  };
+  EXPECT_NE(text("zero-bubble", ExportFormat::Megatron).find("# plan.schedule zero-bubble"),
+            std::string::npos);
+  EXPECT_NE(text("gpipe", ExportFormat::Megatron).find("# plan.schedule gpipe"), std::string::npos);
+  EXPECT_NE(text("zero-bubble", ExportFormat::Torchtitan).find("# schedule zero-bubble"),
+            std::string::npos);
+  EXPECT_NE(text("dualpipe", ExportFormat::Torchtitan).find("# schedule dualpipe"),
+            std::string::npos);
+  EXPECT_NE(text("order-other", ExportFormat::Megatron).find("# plan.order tp-pp-dp"),
+            std::string::npos);
+  EXPECT_NE(text("uneven-other", ExportFormat::Megatron).find("has no flag"), std::string::npos);
+  EXPECT_NE(text("lora", ExportFormat::Megatron).find("no LoRA arguments"), std::string::npos);
+  EXPECT_NE(text("lora", ExportFormat::Torchtitan).find("no LoRA keys"), std::string::npos);
+  EXPECT_NE(text("zero1-instances", ExportFormat::Torchtitan).find("no optimizer-only sharding"),
+            std::string::npos);
+  EXPECT_NE(text("fp16", ExportFormat::Torchtitan).find("# precision fp16"), std::string::npos);
+  EXPECT_NE(text("no-sp", ExportFormat::Torchtitan).find("# sequence_parallel false"),
+            std::string::npos);
+  EXPECT_NE(text("no-plan", ExportFormat::Megatron).find("has no plan"), std::string::npos);
+  // A YAML section holding only comments must not become an empty (null) key.
+  const std::string sft = text("sft", ExportFormat::Nemo);
+  EXPECT_EQ(sft.find("\ncheckpoint:"), std::string::npos) << sft;
+  EXPECT_NE(sft.find("# checkpoint:"), std::string::npos) << sft;
+}
+
+TEST(Export, MoeLayerPatternIsRunLengthEncoded) {
+  EXPECT_EQ(tools::launch::megatron_pattern_expression({0, 0, 0, 1, 1}), "([0]*3+[1]*2)");
+  EXPECT_EQ(tools::launch::megatron_pattern_expression({1, 0, 1, 0}), "([1]*1+[0]*1+[1]*1+[0]*1)");
+  EXPECT_FALSE(tools::parse_export_format("deepspeed").has_value());
+  EXPECT_EQ(tools::parse_export_format("nemo"), ExportFormat::Nemo);
+}
+
+}  // namespace
+}  // namespace parplan::testing

@@ -1,0 +1,78 @@
+#include <algorithm>
+#include <filesystem>
+
+#include "cost_models/memory_model.h"
+#include "tools/export/launch_settings.h"
+#include "tools/report/report_data.h"
+
+namespace parplan::tools {
+
+std::optional<ExportFormat> parse_export_format(std::string_view name) {
+  if (name == "megatron") return ExportFormat::Megatron;
+  if (name == "nemo") return ExportFormat::Nemo;
+  if (name == "torchtitan") return ExportFormat::Torchtitan;
+  return std::nullopt;
+}
+
+std::string export_launch_settings(const Job& job, ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Nemo:
+      return export_nemo(job);
+    case ExportFormat::Torchtitan:
+      return export_torchtitan(job);
+    case ExportFormat::Megatron:
+      break;
+  }
+  return export_megatron(job);
+}
+
+namespace launch {
+
+std::string header(const Job& job, std::string_view format_title, std::string_view sources) {
+  std::string out = "# " + std::string(format_title) + " for " +
+                    std::filesystem::path(job.file).filename().string() + ": " + job.model.name +
+                    " on " + std::to_string(job.cluster.num_gpus) + " GPUs (" +
+                    std::to_string(job.cluster.num_nodes) + " x " + job.cluster.node.name + ")\n";
+  out += "# plan: " + plan_summary(job.plan) + " (schedule " + to_string(job.plan.schedule) +
+         ", order " + job.plan.order + ")";
+  if (!job.plan_given) out += "; the job file has no plan, so the contract's defaults are used";
+  out += "\n# names: " + std::string(sources) + "\n";
+  if (job.framework != Framework::MegatronCore && job.framework != Framework::MegatronLm &&
+      job.framework != Framework::Torchtitan) {
+    out += std::string("# note: the job's framework is ") + to_string(job.framework) +
+           "; parplan's predictions assume that framework, not this one\n";
+  }
+  return out;
+}
+
+std::vector<int> moe_layer_pattern(const ModelSpec& model) {
+  std::vector<int> pattern;
+  for (int64_t l = 0; l < model.num_layers; ++l) pattern.push_back(model.is_moe_layer(l) ? 1 : 0);
+  return pattern;
+}
+
+std::string megatron_pattern_expression(const std::vector<int>& pattern) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size();) {
+    std::size_t j = i;
+    while (j < pattern.size() && pattern[j] == pattern[i]) ++j;
+    out += (out.empty() ? "" : "+") + std::string("[") + std::to_string(pattern[i]) + "]*" +
+           std::to_string(j - i);
+    i = j;
+  }
+  return "(" + out + ")";
+}
+
+int64_t even_layers_per_chunk(const Job& job) {
+  const auto chunks = layers_per_chunk(job.model, job.plan);
+  if (chunks.empty()) return 0;
+  const bool even =
+      std::all_of(chunks.begin(), chunks.end(), [&](int64_t n) { return n == chunks.front(); });
+  return even ? chunks.front() : 0;
+}
+
+bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }
+
+}  // namespace launch
+
+}  // namespace parplan::tools

@@ -1,0 +1,186 @@
+#include "tools/report/why.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/units.h"
+#include "tools/cli_common.h"
+#include "tools/text_table.h"
+
+namespace parplan::tools {
+
+namespace {
+
+// Plan keys whose values move each breakdown part (the cost model's inputs for that part).
+const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"compute", {"tp", "cp", "ep", "micro_batch_size"}},
+      {"recompute", {"recompute"}},
+      {"tp_comm", {"tp", "sequence_parallel"}},
+      {"cp_comm", {"cp"}},
+      {"ep_comm", {"ep"}},
+      {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
+      {"dp_comm", {"dp", "zero_stage"}},
+      {"fsdp_comm", {"zero_stage", "dp"}},
+      {"optimizer", {"zero_stage", "dp"}},
+  };
+  return keys;
+}
+
+std::string key_value(const ReportPlan& plan, const std::string& key) {
+  if (key == "micro-batches") return std::to_string(plan.estimate.num_micro_batches);
+  const Json value = parallel_plan_to_json(plan.job.plan).value(key, Json());
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// "(vpp 5 vs 1, micro-batches 8 vs 16)" for the keys behind `part` that differ.
+std::string differing_keys(const ReportPlan& a, const ReportPlan& b, const std::string& part) {
+  std::string out;
+  for (const auto& key : keys_behind_part().at(part)) {
+    const std::string va = key_value(a, key);
+    const std::string vb = key_value(b, key);
+    if (va == vb) continue;
+    out += (out.empty() ? "" : ", ") + key + " " + va + " vs " + vb;
+  }
+  return out.empty() ? "" : " (" + out + ")";
+}
+
+double gib(double bytes) { return bytes / kGiB; }
+
+}  // namespace
+
+std::string plan_name(const ReportPlan& plan) {
+  return "#" + std::to_string(plan.rank) + " " + plan.label;
+}
+
+std::string compare_plans(const ReportPlan& a, const ReportPlan& b) {
+  const auto& ea = a.estimate;
+  const auto& eb = b.estimate;
+  std::string out;
+  const double gap = eb.step_time_s > 0 ? (eb.step_time_s - ea.step_time_s) / eb.step_time_s : 0;
+  if (std::fabs(gap) < 0.005) {
+    out = plan_name(a) + " and " + plan_name(b) + " are within 0.5% of each other (" +
+          human_seconds(ea.step_time_s) + " vs " + human_seconds(eb.step_time_s) +
+          " per step), practically a tie";
+  } else {
+    out = plan_name(a) + " is " + percent(std::fabs(gap)) + (gap > 0 ? " faster" : " slower") +
+          " than " + plan_name(b) + " (" + human_seconds(ea.step_time_s) + " vs " +
+          human_seconds(eb.step_time_s) + " per step)";
+  }
+  // The breakdown parts that differ most, largest first.
+  std::vector<std::pair<std::string, double>> diffs;
+  const auto pa = ea.breakdown.named();
+  const auto pb = eb.breakdown.named();
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    const double d = pa[i].second - pb[i].second;
+    if (std::fabs(d) >= 0.005 * std::max(ea.step_time_s, eb.step_time_s) && d != 0) {
+      diffs.emplace_back(pa[i].first, d);
+    }
+  }
+  std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) {
+    return std::fabs(x.second) > std::fabs(y.second);
+  });
+  if (diffs.size() > 3) diffs.resize(3);
+  std::string parts;
+  for (const auto& [name, d] : diffs) {
+    parts += (parts.empty() ? "" : ", ") + human_seconds(std::fabs(d)) +
+             (d < 0 ? " less " : " more ") + name + differing_keys(a, b, name);
+  }
+  if (!parts.empty()) out += ": " + parts;
+  char memory[160];
+  std::snprintf(memory, sizeof memory, "; peak memory %.1f vs %.1f GiB", gib(ea.memory.peak_bytes),
+                gib(eb.memory.peak_bytes));
+  out += memory;
+  if (!eb.memory.fits) out += " (" + plan_name(b) + " does not fit)";
+  return out + ".";
+}
+
+std::vector<std::string> explain_winner(const ReportData& data) {
+  std::vector<std::string> why;
+  const ReportPlan& win = data.winner();
+  const auto& e = win.estimate;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s (%s) %s: %s per step, %.0f tokens/s per GPU, MFU %.1f%%, peak memory %.1f of "
+                "%.1f GiB.",
+                plan_name(win).c_str(), plan_summary(win.job.plan).c_str(),
+                e.memory.fits ? "is the fastest plan that fits"
+                              : "has the shortest step, but no compared plan fits in memory",
+                human_seconds(e.step_time_s).c_str(), e.tokens_per_s_per_gpu, 100 * e.mfu,
+                gib(e.memory.peak_bytes), capacity_gib(win.job));
+  why.push_back(line);
+  if (data.by_rank.size() > 1) why.push_back(compare_plans(win, data.plans[data.by_rank[1]]));
+  for (std::size_t r = 2; r < data.by_rank.size(); ++r) {
+    const ReportPlan& plan = data.plans[data.by_rank[r]];
+    if (plan.source == "job") why.push_back(compare_plans(win, plan));
+  }
+  // Training methods side by side: the best plan of each.
+  std::map<std::string, const ReportPlan*> best_by_method;
+  for (std::size_t i : data.by_rank) {
+    const ReportPlan& plan = data.plans[i];
+    best_by_method.try_emplace(to_string(plan.job.training.method), &plan);
+  }
+  if (best_by_method.size() > 1) {
+    std::string text = "Best plan per training method:";
+    for (const auto& [method, plan] : best_by_method) {
+      text += " " + method + " " + plan_name(*plan) + " " +
+              human_seconds(plan->estimate.step_time_s) + ";";
+    }
+    text.back() = '.';
+    why.push_back(text);
+  }
+  return why;
+}
+
+std::vector<std::string> report_notes(const ReportData& data) {
+  std::vector<std::string> notes;
+  std::string unfit;
+  int unfit_count = 0;
+  for (std::size_t i : data.by_rank) {
+    const ReportPlan& plan = data.plans[i];
+    if (plan.estimate.memory.fits) continue;
+    ++unfit_count;
+    char text[160];
+    std::snprintf(text, sizeof text, "%s%s (%.1f GiB)", unfit.empty() ? "" : ", ",
+                  plan_name(plan).c_str(), gib(plan.estimate.memory.peak_bytes));
+    unfit += text;
+  }
+  if (unfit_count > 0) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "%d of %zu plans do not fit in the GPU's %.1f GiB: ", unfit_count,
+                  data.plans.size(), capacity_gib(data.base_job));
+    notes.push_back(text + unfit + ".");
+  }
+  // The same plan under different training methods with identical estimates: the cost model
+  // does not (yet) tell these methods apart, so the report must not suggest it does.
+  std::map<std::string, std::vector<const ReportPlan*>> by_plan;
+  for (const auto& plan : data.plans) {
+    by_plan[parallel_plan_to_json(plan.job.plan).dump()].push_back(&plan);
+  }
+  std::vector<std::string> same_methods;
+  for (const auto& [key, group] : by_plan) {
+    for (std::size_t i = 1; i < group.size(); ++i) {
+      const auto& a = group[0]->estimate;
+      const auto& b = group[i]->estimate;
+      if (group[0]->job.training.method == group[i]->job.training.method) continue;
+      if (a.step_time_s == b.step_time_s && a.memory.peak_bytes == b.memory.peak_bytes) {
+        const std::string pair = std::string(to_string(group[0]->job.training.method)) + " and " +
+                                 to_string(group[i]->job.training.method);
+        if (std::find(same_methods.begin(), same_methods.end(), pair) == same_methods.end()) {
+          same_methods.push_back(pair);
+        }
+      }
+    }
+  }
+  for (const auto& pair : same_methods) {
+    notes.push_back("Training methods " + pair +
+                    " give identical estimates for the same plan: the cost model does not yet "
+                    "model them differently (frozen base weights, adapter gradients and optimizer "
+                    "state), so their columns show the same numbers, not a measured difference.");
+  }
+  return notes;
+}
+
+}  // namespace parplan::tools
