@@ -222,6 +222,16 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     pipe.stages.push_back(std::move(st));
   }
   out.pipeline = simulate_pipeline_fast(pipe);
+  if (options.record_pipeline_events) {
+    out.chunk_parts.assign(plan.pp, std::vector<StepEstimate::ChunkParts>(plan.vpp));
+    for (int64_t s = 0; s < plan.pp; ++s) {
+      for (int64_t c = 0; c < plan.vpp; ++c) {
+        const ChunkTime& ch = chunks[s][c];
+        out.chunk_parts[s][c] = {ch.forward, ch.backward, ch.recompute.total(), ch.fsdp_forward,
+                                 ch.fsdp_backward};
+      }
+    }
+  }
 
   // Data-parallel gradient reduction per stage, then the optimizer and the parameter
   // all-gather of the distributed optimizer.
@@ -310,6 +320,8 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     }
   }
   out.hidden_dp_comm = hidden_dp;
+  out.dp_exposed_s = dp_exposed;
+  out.optimizer_s = optimizer_s;
   out.step_time_s = best_end;
   // The breakdown follows the bottleneck stage: the one with the most work (busy time plus
   // its exposed reduction and optimizer). Everything else of the step is waiting on the

@@ -50,6 +50,18 @@ struct StepEstimate {
   double p2p_s = 0;
   MemoryEstimate memory;
   PipelineResult pipeline;  // with events when requested
+  // One micro-batch of each model chunk on each stage (index [stage][chunk]), seconds by
+  // kind; filled when pipeline events are recorded (for traces).
+  struct ChunkParts {
+    PassTime forward;
+    PassTime backward;  // recomputation included
+    double recompute = 0;
+    double fsdp_forward = 0;
+    double fsdp_backward = 0;
+  };
+  std::vector<std::vector<ChunkParts>> chunk_parts;
+  std::vector<double> dp_exposed_s;  // per stage, after its last backward
+  std::vector<double> optimizer_s;   // per stage
 };
 
 struct StepOptions {

@@ -1,8 +1,11 @@
 // `parplan simulate --job FILE [--json] [--trace OUT.json]`: one plan, predicted.
 #include <cstdio>
 
+#include "core/atomic_file.h"
+#include "core/chrome_trace.h"
 #include "cost_models/layer_cost.h"
 #include "cost_models/step_model.h"
+#include "cost_models/step_trace.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
@@ -16,6 +19,7 @@ struct SimulateOptions {
   std::string job;
   bool json = false;
   bool explain = false;
+  std::string trace;
 };
 
 // One layer's ops for one micro-batch on one GPU, with FLOPs, bytes and times.
@@ -44,7 +48,16 @@ void print_layer_explanation(const Job& job, bool moe) {
 
 void run_simulate(const SimulateOptions& options) {
   const Job job = load_job(options.job);
-  const cost::StepEstimate estimate = cost::estimate_step(job);
+  if (!options.trace.empty()) check_not_overwriting_inputs(options.trace, {options.job});
+  cost::StepOptions step_options;
+  step_options.record_pipeline_events = !options.trace.empty();
+  const cost::StepEstimate estimate = cost::estimate_step(job, step_options);
+  if (!options.trace.empty()) {
+    write_chrome_trace(options.trace, cost::step_trace_events(job, estimate));
+    if (!options.json)
+      std::fprintf(stderr, "wrote %s (open in Perfetto or chrome://tracing)\n",
+                   options.trace.c_str());
+  }
   if (options.json) {
     print_json(estimate_to_json(job, estimate));
   } else {
@@ -63,6 +76,8 @@ void register_simulate(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "Predict step time and memory of the job's plan");
   cmd->add_option("--job", options->job, "Job file (JSON, see README)")->required();
   cmd->add_flag("--json", options->json, "Print one JSON object");
+  cmd->add_option("--trace", options->trace,
+                  "Write the predicted step as a Chrome trace (Perfetto: ui.perfetto.dev)");
   cmd->add_flag("--explain", options->explain,
                 "Also list every op of a layer with its FLOPs, bytes and time");
   cmd->callback([options] { run_simulate(*options); });
