@@ -78,4 +78,56 @@ std::vector<GroupLayout> collective_group_layouts(const std::vector<int>& host_o
   return layouts;
 }
 
+CollectiveCounts collective_counts(Collective op, double nominal_bytes, int64_t n) {
+  constexpr double kElement = sizeof(float);
+  const auto elements = std::max<int64_t>(1, static_cast<int64_t>(nominal_bytes / kElement));
+  CollectiveCounts c;
+  switch (op) {
+    case Collective::AllReduce:
+    case Collective::SendRecv:
+      c.send = c.recv = c.per_rank = elements;
+      c.size_bytes = static_cast<double>(elements) * kElement;
+      break;
+    case Collective::AllGather:
+      c.per_rank = std::max<int64_t>(1, elements / n);
+      c.send = c.per_rank;
+      c.recv = c.per_rank * n;
+      c.size_bytes = static_cast<double>(c.recv) * kElement;
+      break;
+    case Collective::ReduceScatter:
+      c.per_rank = std::max<int64_t>(1, elements / n);
+      c.send = c.per_rank * n;
+      c.recv = c.per_rank;
+      c.size_bytes = static_cast<double>(c.send) * kElement;
+      break;
+    case Collective::AllToAll:
+      c.per_rank = std::max<int64_t>(1, elements / n);
+      c.send = c.recv = c.per_rank * n;
+      c.size_bytes = static_cast<double>(c.send) * kElement;
+      break;
+  }
+  return c;
+}
+
+float collective_send_value(Collective op, int r, int n, int64_t per_rank, int64_t i) {
+  if (op == Collective::AllToAll)
+    return static_cast<float>(r * n + i / per_rank + 1);  // block j to rank j
+  return static_cast<float>(r + 1);
+}
+
+float collective_expected_value(Collective op, int r, int n, int64_t per_rank, int64_t i) {
+  switch (op) {
+    case Collective::AllReduce:
+    case Collective::ReduceScatter:
+      return static_cast<float>(n) * static_cast<float>(n + 1) / 2.0f;
+    case Collective::AllGather:
+      return static_cast<float>(i / per_rank + 1);
+    case Collective::AllToAll:  // block j came from rank j's block r
+      return static_cast<float>((i / per_rank) * n + r + 1);
+    case Collective::SendRecv:
+      return static_cast<float>((r - 1 + n) % n + 1);
+  }
+  return 0.0f;
+}
+
 }  // namespace parplan::profiler

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/collective.h"
+
 namespace parplan::profiler {
 
 struct GroupLayout {
@@ -21,5 +23,22 @@ struct GroupLayout {
 };
 
 std::vector<GroupLayout> collective_group_layouts(const std::vector<int>& host_of_rank);
+
+// Element counts (4-byte floats) of one operation at nccl-tests size S over n ranks; per-rank
+// blocks are rounded down (at least one element), so size_bytes is the S really used.
+struct CollectiveCounts {
+  int64_t send = 0;       // elements one rank sends
+  int64_t recv = 0;       // elements one rank receives
+  int64_t per_rank = 0;   // the count argument: the per-rank block (AG, RS, A2A) or the buffer
+  double size_bytes = 0;  // S used
+};
+CollectiveCounts collective_counts(Collective op, double nominal_bytes, int64_t n);
+
+// The data check shared by the MPI and NCCL benchmarks: what rank r of n sends at element i,
+// and what it must receive there (all-reduce and reduce-scatter: the sum of r + 1; all-gather:
+// block j holds j + 1; all-to-all: block j holds j n + r + 1; send_recv: the previous rank's
+// r + 1). Small integers, exact in float.
+float collective_send_value(Collective op, int r, int n, int64_t per_rank, int64_t i);
+float collective_expected_value(Collective op, int r, int n, int64_t per_rank, int64_t i);
 
 }  // namespace parplan::profiler

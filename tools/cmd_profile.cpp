@@ -4,9 +4,12 @@
 // one rank without mpirun, or under `mpirun -np N`; calls MPI_Init/Finalize itself through
 // the profiler's process group. Rank 0 writes the file atomically and prints a summary.
 // Tested in tests/profiler/profile_cli_test.cpp and profile_prediction_test.cpp.
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "core/atomic_file.h"
@@ -213,11 +216,30 @@ void print_summary(const Json& doc, const std::string& out) {
   }
 }
 
+// The profile is written after minutes of measuring: its folder is checked first.
+void check_output_folder(const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path target(out);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw InputError("", "--out", "\"" + out + "\" (its folder does not exist)",
+                     "a file path in an existing, writable folder");
+  }
+  if (fs::is_directory(target, ec)) {
+    throw InputError("", "--out", "\"" + out + "\" (a directory)", "a file path");
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    throw InputError("", "--out", "\"" + out + "\" (its folder is not writable)",
+                     "a file path in an existing, writable folder");
+  }
+}
+
 void run_profile(const ProfileCliOptions& cli, const std::string& command_line) {
   // Everything that can be checked before measuring is checked first, identically on every
   // rank, so that a bad option fails at once and on all ranks together.
   profiler::ProfileOptions options = to_profile_options(cli);
-  check_not_overwriting_inputs(cli.out, {});
+  check_output_folder(cli.out);
   auto backend = profiler::make_backend(cli.backend);
   auto group = profiler::start_process_group();
   try {

@@ -14,85 +14,8 @@ namespace parplan::profiler {
 
 namespace {
 
-// Element counts of one operation for nccl-tests size S on n ranks (float elements).
-struct OpCounts {
-  int64_t send = 0;       // elements sent by one rank
-  int64_t recv = 0;       // elements received by one rank
-  int64_t per_rank = 0;   // count argument: per-rank block (AG, RS, A2A) or the whole buffer
-  double size_bytes = 0;  // S actually used
-};
-
-OpCounts op_counts(Collective op, double nominal_bytes, int64_t n) {
-  constexpr double kElement = sizeof(float);
-  const auto elements = std::max<int64_t>(1, static_cast<int64_t>(nominal_bytes / kElement));
-  OpCounts c;
-  switch (op) {
-    case Collective::AllReduce:
-    case Collective::SendRecv:
-      c.send = c.recv = c.per_rank = elements;
-      c.size_bytes = static_cast<double>(elements) * kElement;
-      break;
-    case Collective::AllGather:
-      c.per_rank = std::max<int64_t>(1, elements / n);
-      c.send = c.per_rank;
-      c.recv = c.per_rank * n;
-      c.size_bytes = static_cast<double>(c.recv) * kElement;
-      break;
-    case Collective::ReduceScatter:
-      c.per_rank = std::max<int64_t>(1, elements / n);
-      c.send = c.per_rank * n;
-      c.recv = c.per_rank;
-      c.size_bytes = static_cast<double>(c.send) * kElement;
-      break;
-    case Collective::AllToAll:
-      c.per_rank = std::max<int64_t>(1, elements / n);
-      c.send = c.recv = c.per_rank * n;
-      c.size_bytes = static_cast<double>(c.send) * kElement;
-      break;
-  }
-  return c;
-}
-
-// Fills the send buffer of rank r (of n) and returns the value element i of the receive
-// buffer must hold afterwards.
-class Pattern {
- public:
-  Pattern(Collective op, int r, int n, int64_t per_rank) : op_(op), r_(r), n_(n), per_(per_rank) {}
-
-  float send_value(int64_t i) const {
-    switch (op_) {
-      case Collective::AllToAll:  // block j goes to rank j
-        return static_cast<float>(r_ * n_ + i / per_ + 1);
-      default:
-        return static_cast<float>(r_ + 1);
-    }
-  }
-
-  float expected(int64_t i) const {
-    const float sum = static_cast<float>(n_) * static_cast<float>(n_ + 1) / 2.0f;
-    switch (op_) {
-      case Collective::AllReduce:
-      case Collective::ReduceScatter:
-        return sum;
-      case Collective::AllGather:
-        return static_cast<float>(i / per_ + 1);
-      case Collective::AllToAll:  // block j came from rank j's block r
-        return static_cast<float>((i / per_) * n_ + r_ + 1);
-      case Collective::SendRecv:
-        return static_cast<float>((r_ - 1 + n_) % n_ + 1);
-    }
-    return 0.0f;
-  }
-
- private:
-  Collective op_;
-  int r_;
-  int n_;
-  int64_t per_;
-};
-
 // One collective call of fixed counts on a communicator (a no-op on ranks outside it).
-std::function<void()> collective_call(Collective op, MPI_Comm comm, const OpCounts& counts,
+std::function<void()> collective_call(Collective op, MPI_Comm comm, const CollectiveCounts& counts,
                                       float* send, float* recv) {
   if (comm == MPI_COMM_NULL) return [] {};
   int r = 0;
@@ -155,10 +78,10 @@ class MpiCollectiveBenchmark final : public CollectiveBenchmark {
       if (comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
       for (Collective op : ops) {
         // The distinct sizes S this op really uses (per-rank blocks are rounded).
-        std::vector<OpCounts> all_counts;
+        std::vector<CollectiveCounts> all_counts;
         std::set<double> seen;
         for (double nominal : sizes) {
-          const OpCounts counts = op_counts(op, nominal, layout.group_size);
+          const CollectiveCounts counts = collective_counts(op, nominal, layout.group_size);
           if (std::max(counts.send, counts.recv) > capacity) continue;
           if (seen.insert(counts.size_bytes).second) all_counts.push_back(counts);
         }
@@ -213,27 +136,29 @@ class MpiCollectiveBenchmark final : public CollectiveBenchmark {
     int r = 0;
     int n = 1;
     rank_in(comm, layout, r, n);
-    const Pattern pattern(op, r, n, per_rank);
-    for (std::size_t i = 0; i < send_.size(); ++i)
-      send_[i] = pattern.send_value(static_cast<int64_t>(i));
+    for (std::size_t i = 0; i < send_.size(); ++i) {
+      send_[i] = collective_send_value(op, r, n, per_rank, static_cast<int64_t>(i));
+    }
   }
 
   // Data check (nccl-tests' #wrong column): one more call of this size, then every received
   // element on every member; a wrong element is an error on all ranks.
   void check(ProcessGroup& group, MPI_Comm comm, const GroupLayout& layout, Collective op,
-             const OpCounts& counts) {
+             const CollectiveCounts& counts) {
     int r = 0;
     int n = 1;
     rank_in(comm, layout, r, n);
-    const Pattern pattern(op, r, n, counts.per_rank);
     double wrong = 0;
     if (comm != MPI_COMM_NULL) {
       for (int64_t i = 0; i < counts.send; ++i)
-        send_[static_cast<std::size_t>(i)] = pattern.send_value(i);
+        send_[static_cast<std::size_t>(i)] = collective_send_value(op, r, n, counts.per_rank, i);
       std::fill(recv_.begin(), recv_.begin() + counts.recv, -1.0f);
       collective_call(op, comm, counts, send_.data(), recv_.data())();
       for (int64_t i = 0; i < counts.recv; ++i) {
-        if (recv_[static_cast<std::size_t>(i)] != pattern.expected(i)) ++wrong;
+        if (recv_[static_cast<std::size_t>(i)] !=
+            collective_expected_value(op, r, n, counts.per_rank, i)) {
+          ++wrong;
+        }
       }
     }
     wrong = group.sum_over_ranks(wrong);

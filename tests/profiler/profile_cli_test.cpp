@@ -57,7 +57,8 @@ TEST(ProfileCli, QuickCpuProfileOnOneRank) {
   EXPECT_FALSE(profile.measured_span("intra_node"));
   // One rank: collectives skipped with a warning, not silently.
   bool warned = false;
-  for (const auto& w : load_json_file(out)["warnings"]) {
+  const Json doc = load_json_file(out);
+  for (const auto& w : doc["warnings"]) {
     warned = warned || w.get<std::string>().find("no collectives") != std::string::npos;
   }
   EXPECT_TRUE(warned);

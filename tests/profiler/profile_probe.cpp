@@ -1,8 +1,8 @@
-// profile_probe: a fresh measurement with the profiler's own code path, for the prediction
-// test: under mpirun it times one GEMM shape (Eigen, every rank at once) and/or one
-// all-reduce size (MPI, all ranks) with a tighter stopping rule than --quick, and rank 0
-// prints {"gemm_median_s": ..., "all_reduce_median_s": ..., "noise": {...}} on stdout.
-//   mpirun -np 2 profile_probe --gemm 384x1536x384 --all-reduce 98304
+// profile_probe: fresh measurements with the profiler's own code path, for the prediction
+// test. Under mpirun it times GEMM shapes (Eigen fp32, every rank at once, interleaved) and
+// all-reduce sizes (MPI, interleaved) with a tighter stopping rule than --quick; rank 0
+// prints {"gemm": [{"shape", "median_s", "noise"}...], "all_reduce": [{"size_bytes", ...}]}.
+//   mpirun -np 2 profile_probe --gemm 384x1536x384,512x1536x512 --all-reduce 98304,131072
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -15,32 +15,42 @@
 
 int main(int argc, char** argv) {
   using namespace parplan::profiler;
+  using parplan::Json;
   std::string gemm;
-  double all_reduce_bytes = 0;
+  std::vector<double> sizes;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--gemm") == 0) gemm = argv[i + 1];
-    if (std::strcmp(argv[i], "--all-reduce") == 0) all_reduce_bytes = std::stod(argv[i + 1]);
+    if (std::strcmp(argv[i], "--all-reduce") == 0) {
+      std::string list = argv[i + 1];
+      for (std::size_t begin = 0; begin < list.size();) {
+        const std::size_t end = std::min(list.find(',', begin), list.size());
+        sizes.push_back(std::stod(list.substr(begin, end - begin)));
+        begin = end + 1;
+      }
+    }
   }
   auto group = start_process_group();
   ProfileOptions options = default_profile_options(true);
   options.stopping.max_noise = 0.02;
   options.stopping.budget_s = 1.0;
-  parplan::Json out = parplan::Json::object();
+  Json out = {{"gemm", Json::array()}, {"all_reduce", Json::array()}};
   try {
     if (!gemm.empty()) {
-      const auto records =
-          measure_cpu_gemms(*group, parse_gemm_shapes(gemm, "--gemm"), "fp32", options);
-      out["gemm_median_s"] = records.at(0).time.median_s;
-      out["gemm_noise"] = records.at(0).time.noise;
+      for (const auto& r :
+           measure_cpu_gemms(*group, parse_gemm_shapes(gemm, "--gemm"), "fp32", options)) {
+        out["gemm"].push_back({{"shape", to_string(r.shape)},
+                               {"median_s", r.time.median_s},
+                               {"noise", r.time.noise}});
+      }
     }
-    if (all_reduce_bytes > 0) {
+    if (!sizes.empty()) {
       options.collective_ops = {parplan::Collective::AllReduce};
-      options.collective_sizes = {all_reduce_bytes};
+      options.collective_sizes = sizes;
       std::vector<std::string> warnings;
-      const auto records = make_mpi_collective_benchmark()->run(*group, options, warnings);
-      out["all_reduce_median_s"] = records.at(0).time.median_s;
-      out["all_reduce_noise"] = records.at(0).time.noise;
-      out["all_reduce_size_bytes"] = records.at(0).size_bytes;
+      for (const auto& r : make_mpi_collective_benchmark()->run(*group, options, warnings)) {
+        out["all_reduce"].push_back(
+            {{"size_bytes", r.size_bytes}, {"median_s", r.time.median_s}, {"noise", r.time.noise}});
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "profile_probe: %s\n", e.what());
