@@ -201,6 +201,11 @@ ClusterSpec apply_profile(const ClusterSpec& cluster, const HardwareProfile& pro
   node.name = cluster.node.name + "+profile";
   node.description = measured.description;
   node.gpu = measured.gpu;
+  // GPU profiles time short bursts; the preset's sustained-clock figure describes long runs
+  // of the cluster's GPUs and stays.
+  if (measured.gpu.vendor != "cpu") {
+    node.gpu.sustained_clock_fraction = cluster.node.gpu.sustained_clock_fraction;
+  }
   node.collective_fits = measured.collective_fits;
   if (profile.measured_span("intra_node")) node.intra = measured.intra;
   if (profile.measured_span("inter_node") && measured.inter.nics_per_node > 0) {

@@ -47,7 +47,9 @@ HardwareProfile load_hardware_profile(const std::string& path);
 // uses; per-device and per-link figures do not depend on that). Intra-node figures come from
 // the profile only when it measured intra-node collectives (two or more ranks on one host),
 // inter-node figures (NICs, latency) only when it measured across hosts; otherwise the
-// preset's stay. The node keeps the preset's name with "+profile" appended.
+// preset's stay. A GPU profile times short bursts, so the preset's sustained_clock_fraction
+// stays too (a CPU profile's own 1.0 is used). The node keeps the preset's name with
+// "+profile" appended.
 ClusterSpec apply_profile(const ClusterSpec& cluster, const HardwareProfile& profile);
 
 // The fit for (op, span) that best matches: the exact group size, else a fit for any group

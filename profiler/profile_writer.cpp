@@ -310,6 +310,10 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
                                                  : "device memory reported by the CUDA runtime")},
       {"hbm_bandwidth_gbps", hbm_figure},
       {"hbm_efficiency", hbm_efficiency_figure},
+      {"sustained_clock_fraction",
+       figure.measured(1.0, cpu ? "the throughput above is what the profile sustained"
+                                : "the throughput above is of short bursts (profile samples); "
+                                  "apply_profile keeps a preset's sustained-clock figure")},
       {"dense_tflops", dense},
       {"matmul_efficiency", efficiency},
       {"sm_count", figure.derived(static_cast<double>(raw.device.sm_count),
