@@ -1,10 +1,18 @@
 #include "profiler/cpu_timing.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 namespace parplan::profiler {
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 int64_t repetitions_for(double once_s, double target_s, int64_t max_reps) {
   if (!(once_s > 0)) return max_reps;
@@ -31,10 +39,14 @@ Probe cpu_probe(ProcessGroup& group, std::function<void()> fn, const StoppingOpt
   probe.take = [&group, reps, shared_fn] {
     group.barrier();
     CpuTimer timer;
+    const double cpu_start = thread_cpu_seconds();
     timer.start();
     for (int64_t i = 0; i < *reps; ++i) (*shared_fn)();
-    const double total = group.max_over_ranks(timer.elapsed_s());
-    return Sample{total / static_cast<double>(*reps), total};
+    const double wall = timer.elapsed_s();
+    const double cpu_fraction = wall > 0 ? (thread_cpu_seconds() - cpu_start) / wall : 1.0;
+    const double total = group.max_over_ranks(wall);
+    const double least_fraction = -group.max_over_ranks(-cpu_fraction);
+    return Sample{total / static_cast<double>(*reps), total, least_fraction < kMinCpuFraction};
   };
   return probe;
 }

@@ -2,6 +2,10 @@
 // sample is barrier -> steady_clock -> `reps` calls -> steady_clock, and the sample all ranks
 // keep is the slowest rank's (max over ranks), as in a synchronous training step. The number
 // of repetitions per sample is calibrated once so that a sample lasts about target_sample_s.
+// The wall time is steady_clock's; each rank's thread CPU time over the same interval only
+// tells whether the rank kept its processor: when any rank ran less than kMinCpuFraction of
+// the sample (another process was scheduled on its core), the sample is marked disturbed and
+// set aside by the stopping rule, so a shared machine's other work does not bias medians.
 // Tested in tests/profiler/cpu_backend_test.cpp.
 #pragma once
 
@@ -13,6 +17,12 @@
 #include "profiler/stopping_rule.h"
 
 namespace parplan::profiler {
+
+// A sample in which some rank ran less than this share of the wall time is disturbed.
+inline constexpr double kMinCpuFraction = 0.9;
+
+// CPU time of the calling thread, seconds (CLOCK_THREAD_CPUTIME_ID).
+double thread_cpu_seconds();
 
 class CpuTimer {
  public:

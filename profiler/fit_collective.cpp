@@ -164,10 +164,21 @@ std::vector<LineFit> fit_segments(std::vector<CollectivePoint> points,
 
 std::vector<CollectiveFit> fit_collectives(const std::vector<CollectiveRecord>& records,
                                            const SegmentOptions& options) {
-  std::map<std::tuple<int, std::string, int64_t>, std::vector<CollectivePoint>> groups;
+  // Sizes whose every sample was disturbed (a rank lost its core) are left out while at
+  // least two ranges' worth of others remain.
+  using Key = std::tuple<int, std::string, int64_t>;
+  std::map<Key, std::vector<CollectivePoint>> groups;
+  std::map<Key, std::vector<CollectivePoint>> disturbed;
   for (const auto& r : records) {
-    groups[{static_cast<int>(r.op), r.span, r.group_size}].push_back(
-        {r.size_bytes, r.time.median_s});
+    const Key key{static_cast<int>(r.op), r.span, r.group_size};
+    (r.time.disturbed_only ? disturbed[key] : groups[key])
+        .push_back({r.size_bytes, r.time.median_s});
+  }
+  for (auto& [key, points] : disturbed) {
+    auto& kept = groups[key];
+    if (static_cast<int>(kept.size()) < 2 * std::max(2, options.min_points_per_segment)) {
+      kept.insert(kept.end(), points.begin(), points.end());
+    }
   }
   std::vector<CollectiveFit> out;
   for (const auto& [key, points] : groups) {

@@ -47,7 +47,8 @@ std::vector<LineFit> fit_segments(std::vector<CollectivePoint> points,
                                   const SegmentOptions& options = {});
 
 // For every (op, span, group size) in the records: the segment fits as CollectiveFit
-// entries (busbw_gbps = bus_factor / seconds_per_byte / 1e9).
+// entries (busbw_gbps = bus_factor / seconds_per_byte / 1e9). Sizes measured only in
+// disturbed samples are left out while enough others remain.
 std::vector<CollectiveFit> fit_collectives(const std::vector<CollectiveRecord>& records,
                                            const SegmentOptions& options = {});
 

@@ -42,9 +42,11 @@ class Figures {
 };
 
 Json samples_json(const Measurement& m) {
-  return {{"median_s", m.median_s},   {"noise", m.noise}, {"samples", m.count},
-          {"converged", m.converged}, {"min_s", m.min_s}, {"max_s", m.max_s},
-          {"samples_s", m.samples_s}};
+  Json out = {{"median_s", m.median_s},   {"noise", m.noise}, {"samples", m.count},
+              {"converged", m.converged}, {"min_s", m.min_s}, {"max_s", m.max_s},
+              {"samples_s", m.samples_s}};
+  if (m.disturbed > 0) out["disturbed_samples"] = m.disturbed;
+  return out;
 }
 
 Json measurements_json(const RawProfile& raw) {
@@ -85,6 +87,7 @@ const MemoryBoundRecord* find_kernel(const RawProfile& raw, const std::string& k
 }
 
 struct GemmFits {
+  int excluded_disturbed = 0;
   std::vector<std::string> precisions;  // of the joint node fit
   GemmFitInput input;
   GemmFitResult result;
@@ -98,12 +101,21 @@ GemmFits fit_gemms(const RawProfile& raw, const std::vector<std::string>& precis
   for (const auto& p : precisions) fits.input.element_bytes.push_back(element_bytes(p));
   fits.input.memory_bandwidth_gbps = bandwidth_gbps;
   fits.input.sm_count = raw.device.sm_count;
+  // Measurements whose every sample was disturbed (another process held a rank's core) are
+  // left out of the fit while enough others remain.
+  std::vector<GemmPoint> disturbed;
   for (const auto& g : raw.gemm) {
     const auto it = std::find(precisions.begin(), precisions.end(), g.precision);
     if (it == precisions.end()) continue;
-    fits.input.points.push_back(
-        {g.shape, static_cast<int>(it - precisions.begin()), g.time.median_s});
+    const GemmPoint point{g.shape, static_cast<int>(it - precisions.begin()), g.time.median_s};
+    (g.time.disturbed_only ? disturbed : fits.input.points).push_back(point);
   }
+  const std::size_t needed = precisions.size() + 4 + 4;
+  if (fits.input.points.size() < needed) {
+    fits.input.points.insert(fits.input.points.end(), disturbed.begin(), disturbed.end());
+    disturbed.clear();
+  }
+  fits.excluded_disturbed = static_cast<int>(disturbed.size());
   fits.result = fit_gemm_model(fits.input);
   return fits;
 }
@@ -123,6 +135,7 @@ Json gemm_fit_json(const GemmFits& fits, const RawProfile& raw) {
           {"memory_bandwidth_gbps", fits.input.memory_bandwidth_gbps},
           {"points", fits.result.points},
           {"launch_bound_points", fits.result.launch_bound_points},
+          {"excluded_disturbed_points", fits.excluded_disturbed},
           {"rms_relative_error", fits.result.rms_relative_error},
           {"max_relative_error", fits.result.max_relative_error}};
 }
@@ -250,6 +263,8 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
 
   // --- collectives ---
   const std::vector<CollectiveFit> collective_fits = fit_collectives(raw.collectives);
+  int excluded_collectives = 0;
+  for (const auto& c : raw.collectives) excluded_collectives += c.time.disturbed_only ? 1 : 0;
   Json fit_list = Json::array();
   for (const auto& f : collective_fits) {
     fit_list.push_back({{"op", f.op},
@@ -263,6 +278,7 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
                         {"source", "least-squares fit (relative error) of the measured sizes"}});
   }
   fits_json["collectives"] = fit_list;
+  fits_json["collectives_disturbed_only_sizes"] = excluded_collectives;
   const SpanFigures intra = span_figures(collective_fits, "intra_node");
   const SpanFigures inter = span_figures(collective_fits, "inter_node");
 

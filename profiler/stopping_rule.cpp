@@ -64,23 +64,35 @@ SampleLoop::SampleLoop(std::unique_ptr<StoppingCriterion> criterion, const Stopp
 
 bool SampleLoop::add(const Sample& sample) {
   if (finished_) return true;
-  m_.samples_s.push_back(sample.seconds);
   m_.sampling_s += sample.total_s;
-  criterion_->add(sample.seconds);
+  if (sample.disturbed) {
+    m_.disturbed_s.push_back(sample.seconds);
+  } else {
+    m_.samples_s.push_back(sample.seconds);
+    criterion_->add(sample.seconds);
+  }
   const int count = static_cast<int>(m_.samples_s.size());
-  if (count >= options_.min_samples && m_.sampling_s >= options_.min_time_s &&
+  const int all = count + static_cast<int>(m_.disturbed_s.size());
+  if (!sample.disturbed && count >= options_.min_samples && m_.sampling_s >= options_.min_time_s &&
       criterion_->is_satisfied()) {
     m_.converged = true;
     finished_ = true;
   }
   // Two samples at least, so that a noise estimate exists even for a slow kernel.
-  const bool out_of_budget = m_.sampling_s >= options_.budget_s && count >= 2;
-  if (out_of_budget || count >= options_.max_samples) finished_ = true;
+  const bool out_of_budget = m_.sampling_s >= options_.budget_s && all >= 2;
+  if (out_of_budget || all >= options_.max_samples) finished_ = true;
   return finished_;
 }
 
 Measurement SampleLoop::result() const {
   Measurement m = m_;
+  m.disturbed = static_cast<int64_t>(m.disturbed_s.size());
+  if (m.samples_s.size() < 2) {
+    // Too few undisturbed samples to summarise: the disturbed ones are all there is.
+    m.disturbed_only = !m.disturbed_s.empty();
+    m.samples_s.insert(m.samples_s.end(), m.disturbed_s.begin(), m.disturbed_s.end());
+    m.converged = false;
+  }
   m.count = static_cast<int64_t>(m.samples_s.size());
   if (m.samples_s.empty()) return m;
   m.median_s = median(m.samples_s);
@@ -127,6 +139,7 @@ std::vector<Measurement> run_interleaved(const std::vector<Probe>& probes,
 std::string describe(const Measurement& m) {
   std::string text = "median " + seconds_text(m.median_s) + ", noise " + percent(m.noise) + " (" +
                      std::to_string(m.count) + " samples)";
+  if (m.disturbed > 0) text += ", " + std::to_string(m.disturbed) + " disturbed set aside";
   if (!m.converged) text += ", budget ended first";
   return text;
 }

@@ -21,6 +21,9 @@ namespace parplan::profiler {
 struct Sample {
   double seconds = 0;  // time of one repetition: the value whose median is reported
   double total_s = 0;  // time the whole sample took; counts against the budget
+  // A rank lost its processor during the sample (another process ran): the sample counts
+  // against the budget but is set aside, unless nothing else is left (cpu_timing.h).
+  bool disturbed = false;
 };
 
 struct StoppingOptions {
@@ -90,7 +93,10 @@ struct Measurement {
   int64_t warmup_runs = 0;
   double sampling_s = 0;   // sum of the samples' total_s
   bool converged = false;  // false: the budget (or max_samples) ended sampling first
-  std::string criterion;   // the criterion, for reports
+  int64_t disturbed = 0;   // samples set aside because a rank was descheduled
+  std::vector<double> disturbed_s;
+  bool disturbed_only = false;  // under two undisturbed samples: the summary uses all
+  std::string criterion;        // the criterion, for reports
 };
 
 // The sampling of one measurement as a state machine: add() samples until finished().

@@ -119,6 +119,36 @@ TEST(StoppingRule, SampleCountCriterion) {
   EXPECT_DOUBLE_EQ(m.median_s, 1.0);  // four 1s and three 3s
 }
 
+TEST(StoppingRule, DisturbedSamplesAreSetAside) {
+  // Every third sample was disturbed (a rank lost its core) and is 3x slower.
+  int taken = 0;
+  const Measurement m = run_samples([] {},
+                                    [&] {
+                                      const bool disturbed = ++taken % 3 == 0;
+                                      return Sample{disturbed ? 3e-3 : 1e-3, 1e-3, disturbed};
+                                    },
+                                    make_noise_criterion(options_for_test()), options_for_test());
+  EXPECT_TRUE(m.converged);
+  EXPECT_EQ(m.count, 5);
+  EXPECT_EQ(m.disturbed, 2);
+  EXPECT_DOUBLE_EQ(m.median_s, 1e-3);
+  EXPECT_NE(describe(m).find("2 disturbed"), std::string::npos);
+}
+
+TEST(StoppingRule, OnlyDisturbedSamplesAreStillReported) {
+  StoppingOptions o = options_for_test();
+  o.budget_s = 0.01;
+  const Measurement m = run_samples([] {},
+                                    [] {
+                                      return Sample{2e-3, 2e-3, true};
+                                    },
+                                    make_noise_criterion(o), o);
+  EXPECT_FALSE(m.converged);
+  EXPECT_TRUE(m.disturbed_only);
+  EXPECT_EQ(m.count, 5);  // 5 x 2 ms reach the 10 ms budget
+  EXPECT_DOUBLE_EQ(m.median_s, 2e-3);
+}
+
 TEST(StoppingRule, InterleavedRoundsSampleEachMeasurementInTurn) {
   std::vector<int> order;
   int prepared = 0;
