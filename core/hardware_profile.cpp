@@ -35,6 +35,7 @@ void check_sample_fields(JsonReader& r) {
   r.optional_number("min_s", 0, 1e6);
   r.optional_number("max_s", 0, 1e6);
   r.optional_int("disturbed_samples", 0);
+  r.optional_bool("disturbed_only");
   if (const Json* samples = r.find("samples_s"); samples != nullptr) {
     if (!samples->is_array()) r.fail("samples_s", describe_json_value(*samples), "a list");
     for (std::size_t i = 0; i < samples->size(); ++i) {

@@ -46,6 +46,7 @@ Json samples_json(const Measurement& m) {
               {"converged", m.converged}, {"min_s", m.min_s}, {"max_s", m.max_s},
               {"samples_s", m.samples_s}};
   if (m.disturbed > 0) out["disturbed_samples"] = m.disturbed;
+  if (m.disturbed_only) out["disturbed_only"] = true;
   return out;
 }
 

@@ -1,8 +1,9 @@
 // profile_probe: fresh measurements with the profiler's own code path, for the prediction
 // test. Under mpirun it times GEMM shapes (Eigen fp32, every rank at once, interleaved) and
 // all-reduce sizes (MPI, interleaved) with a tighter stopping rule than --quick; rank 0
-// prints {"gemm": [{"shape", "median_s", "noise"}...], "all_reduce": [{"size_bytes", ...}]}.
-//   mpirun -np 2 profile_probe --gemm 384x1536x384,512x1536x512 --all-reduce 98304,131072
+// prints {"gemm": [{"shape", "median_s", "noise", "disturbed_only"}...],
+// "all_reduce": [{"size_bytes", ...}]}.
+//   mpirun -np 2 profile_probe --gemm 320x640x256,512x256x256 --all-reduce 98304,131072
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
            measure_cpu_gemms(*group, parse_gemm_shapes(gemm, "--gemm"), "fp32", options)) {
         out["gemm"].push_back({{"shape", to_string(r.shape)},
                                {"median_s", r.time.median_s},
-                               {"noise", r.time.noise}});
+                               {"noise", r.time.noise},
+                               {"disturbed_only", r.time.disturbed_only}});
       }
     }
     if (!sizes.empty()) {
@@ -48,8 +50,10 @@ int main(int argc, char** argv) {
       options.collective_sizes = sizes;
       std::vector<std::string> warnings;
       for (const auto& r : make_mpi_collective_benchmark()->run(*group, options, warnings)) {
-        out["all_reduce"].push_back(
-            {{"size_bytes", r.size_bytes}, {"median_s", r.time.median_s}, {"noise", r.time.noise}});
+        out["all_reduce"].push_back({{"size_bytes", r.size_bytes},
+                                     {"median_s", r.time.median_s},
+                                     {"noise", r.time.noise},
+                                     {"disturbed_only", r.time.disturbed_only}});
       }
     }
   } catch (const std::exception& e) {
