@@ -126,12 +126,20 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     g.gemm_tile_n = static_cast<int64_t>(figures.get(gpu, "gemm_tile_n", g.gemm_tile_n, 0, 4096));
     gpu.allow("notes");
     gpu.finish();
-    if (g.peak_tflops(Precision::Bf16) <= 0 && g.peak_tflops(Precision::Fp16) <= 0) {
+    // Accelerators need a 16-bit peak; a CPU (vendor "cpu", measured by parplan profile)
+    // computes in fp32 and needs that one instead.
+    if (g.vendor == "cpu") {
+      if (g.peak_tflops(Precision::Fp32) <= 0) {
+        gpu.fail("dense_tflops", "no fp32 figure", "a positive fp32 peak for vendor cpu");
+      }
+    } else if (g.peak_tflops(Precision::Bf16) <= 0 && g.peak_tflops(Precision::Fp16) <= 0) {
       gpu.fail("dense_tflops", "no bf16 or fp16 figure", "a positive bf16 or fp16 peak");
     }
-    // Missing efficiencies default to the 16-bit one (a measured value is always better).
-    const double base = g.matmul_efficiency[static_cast<int>(Precision::Bf16)] > 0
-                            ? g.matmul_efficiency[static_cast<int>(Precision::Bf16)]
+    // Missing efficiencies default to the 16-bit one (the fp32 one on a CPU; a measured value
+    // is always better).
+    const Precision base_precision = g.vendor == "cpu" ? Precision::Fp32 : Precision::Bf16;
+    const double base = g.matmul_efficiency[static_cast<int>(base_precision)] > 0
+                            ? g.matmul_efficiency[static_cast<int>(base_precision)]
                             : 0.8;
     for (auto& e : g.matmul_efficiency) {
       if (e <= 0) e = base;
@@ -178,8 +186,14 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
       fit.group_size = f.int_or("group_size", 0, 0, 100'000'000);
       fit.latency_us = f.require_number("latency_us", 0, 1e7);
       fit.busbw_gbps = f.require_number("busbw_gbps", 1e-6, 1e7);
+      fit.min_size_bytes = f.number_or("min_size_bytes", 0, 0, 1e18);
+      fit.max_size_bytes = f.number_or("max_size_bytes", 0, 0, 1e18);
+      if (fit.max_size_bytes > 0 && fit.max_size_bytes <= fit.min_size_bytes) {
+        f.fail("max_size_bytes", std::to_string(fit.max_size_bytes),
+               "0 (unbounded) or a size above min_size_bytes");
+      }
+      fit.rms_relative_error = f.number_or("rms_relative_error", -1, -1, 1e6);
       f.allow("source");
-      f.allow("rms_relative_error");
       f.finish();
       node.collective_fits.push_back(fit);
     }
@@ -192,11 +206,15 @@ namespace {
 Json collective_fits_to_json(const std::vector<CollectiveFit>& fits) {
   Json out = Json::array();
   for (const auto& f : fits) {
-    out.push_back({{"op", f.op},
-                   {"span", f.span},
-                   {"group_size", f.group_size},
-                   {"latency_us", f.latency_us},
-                   {"busbw_gbps", f.busbw_gbps}});
+    Json fit = {{"op", f.op},
+                {"span", f.span},
+                {"group_size", f.group_size},
+                {"latency_us", f.latency_us},
+                {"busbw_gbps", f.busbw_gbps},
+                {"min_size_bytes", f.min_size_bytes},
+                {"max_size_bytes", f.max_size_bytes}};
+    if (f.rms_relative_error >= 0) fit["rms_relative_error"] = f.rms_relative_error;
+    out.push_back(fit);
   }
   return out;
 }

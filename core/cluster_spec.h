@@ -82,12 +82,18 @@ struct InterNodeSpec {
 
 // A fitted collective: time = latency_us + algbw-bytes / (busbw_gbps * 1e9) * bus_factor.
 // Measured profiles carry these per operation and span; they override the link formulas.
+// A fit may hold for a range of sizes only (protocol and cache regimes differ): it applies to
+// min_size_bytes <= S < max_size_bytes, max_size_bytes 0 meaning no upper end
+// (core/hardware_profile.h find_collective_fit picks the one that applies).
 struct CollectiveFit {
   std::string op;          // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
   std::string span;        // intra_node or inter_node
   int64_t group_size = 0;  // 0: any size
   double latency_us = 0;
   double busbw_gbps = 0;
+  double min_size_bytes = 0;
+  double max_size_bytes = 0;       // 0: unbounded
+  double rms_relative_error = -1;  // of the fit over its measurements; -1: not given
 };
 
 struct NodeSpec {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/check.h"
+#include "core/hardware_profile.h"
 #include "core/hf_config.h"
 #include "core/presets.h"
 
@@ -63,7 +64,10 @@ NodeSpec resolve_node(const Json& value, const std::string& file, const std::str
   }
   const std::string path = resolve_path(text, base_dir);
   if (looks_like_path(text) || fs::exists(path)) {
-    return parse_node_spec(load_json_file(path), path, "");
+    const Json node = load_json_file(path);
+    // A measured profile (parplan profile --out) stands wherever a node file can.
+    if (is_hardware_profile(node)) return parse_hardware_profile(node, path).node;
+    return parse_node_spec(node, path, "");
   }
   const auto names = node_preset_names();
   throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/hardware_profile.h"
+
 namespace parplan::cost {
 
 namespace {
@@ -13,15 +15,14 @@ namespace {
 constexpr int64_t kNvlsMinRanks = 5;
 constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
 
-const CollectiveFit* find_fit(const NodeSpec& node, Collective op, bool inter, int64_t size) {
-  const char* span = inter ? "inter_node" : "intra_node";
-  const CollectiveFit* best = nullptr;
-  for (const auto& fit : node.collective_fits) {
-    if (fit.op != to_string(op) || fit.span != span) continue;
-    if (fit.group_size == size) return &fit;
-    if (fit.group_size == 0 && best == nullptr) best = &fit;
-  }
-  return best;
+// A measured fit for exactly this group size (or for any size), the one whose message-size
+// range holds size_bytes (core/hardware_profile.h); none: the link formulas apply.
+const CollectiveFit* find_fit(const NodeSpec& node, Collective op, bool inter, int64_t size,
+                              double size_bytes) {
+  const CollectiveFit* fit =
+      find_collective_fit(node, op, inter ? "inter_node" : "intra_node", size, size_bytes);
+  if (fit != nullptr && fit->group_size != size && fit->group_size != 0) return nullptr;
+  return fit;
 }
 
 }  // namespace
@@ -62,7 +63,7 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
   const double nodes = static_cast<double>(group.nodes);
   const double n = static_cast<double>(group.size);
 
-  if (const CollectiveFit* fit = find_fit(node, op, inter, group.size)) {
+  if (const CollectiveFit* fit = find_fit(node, op, inter, group.size, size_bytes)) {
     cost.busbw_gbps = fit->busbw_gbps;
     cost.latency_s = fit->latency_us * 1e-6 * (inter ? std::max(1.0, std::log2(nodes)) : 1.0);
   } else if (!inter) {

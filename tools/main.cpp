@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   parplan::tools::register_run(app);
   parplan::tools::register_compare(app);
   parplan::tools::register_export(app);
+  parplan::tools::register_profile(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,39 @@
+// What a profiling run measures and how long it may take per measurement (parplan profile's
+// options, after defaults for --quick are applied by default_profile_options).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/collective.h"
+#include "core/gemm_efficiency.h"
+#include "profiler/stopping_rule.h"
+
+namespace parplan::profiler {
+
+struct ProfileOptions {
+  std::string backend = "cpu";
+  bool quick = false;
+  bool measure_gemm = true;
+  bool measure_memory = true;  // bandwidth and the memory-bound kernels
+  bool measure_collectives = true;
+  std::vector<GemmShape> gemm_shapes;        // empty: the backend's transformer-layer list
+  std::vector<std::string> gemm_precisions;  // empty: the backend's list
+  std::vector<Collective> collective_ops;    // empty: all five
+  std::vector<double> collective_sizes;      // nominal bytes; empty: 8 B doubling to the max
+  double max_collective_bytes = 0;           // 0: 64 MiB quick, 1 GiB full (capped by memory)
+  StoppingOptions stopping;                  // per measurement
+  double target_sample_s = 0.002;            // repetitions per sample are sized to this
+  std::function<void(const std::string&)> progress;  // rank 0 progress lines; may be empty
+};
+
+// Defaults: full runs stop at 1 % noise (MAD) after >= 5 samples or a 2 s budget; --quick at
+// 3 % or 0.25 s.
+ProfileOptions default_profile_options(bool quick);
+
+// Sizes 8 B, 16 B, ... doubling up to max_bytes (inclusive when a power of two).
+std::vector<double> doubling_sizes(double min_bytes, double max_bytes);
+
+}  // namespace parplan::profiler

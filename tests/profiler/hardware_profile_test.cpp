@@ -1,0 +1,234 @@
+// The profile file: a synthetic run with known parameters goes through the writer
+// (fits + serialisation), is written, loaded strictly and compared (round trip); the
+// apply rules, the fit lookup, bad input and a job naming a profile as its node.
+#include "core/hardware_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/atomic_file.h"
+#include "core/check.h"
+#include "core/job.h"
+#include "core/presets.h"
+#include "profiler/fit_gemm.h"
+#include "profiler/gemm_shapes.h"
+#include "profiler/profile_writer.h"
+
+namespace parplan::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+Measurement exact(double seconds) {
+  Measurement m;
+  m.samples_s = {seconds, seconds, seconds, seconds, seconds};
+  m.median_s = m.min_s = m.max_s = seconds;
+  m.count = 5;
+  m.converged = true;
+  return m;
+}
+
+// Truth of the synthetic CPU: 40 GFLOP/s fp32 and 20 fp64, halves 4/6/8, a 3 us launch
+// floor (it binds the 32^3 fp32 GEMM, so it can be recovered), 25 GB/s copy; all-reduce over 2
+// ranks: 0.5 us + S / 8 GB/s busbw below 64 KiB, 20 us + S / 2 GB/s from there.
+const GemmModel kFp32{{0.040}, 4.0, 6.0, 8.0, 3.0};
+const GemmModel kFp64{{0.020}, 4.0, 6.0, 8.0, 3.0};
+
+RawProfile synthetic_cpu_run(bool with_collectives) {
+  RawProfile raw;
+  raw.host = {"testhost", "Test CPU", 2, 16.0};
+  raw.device.name = "Test CPU";
+  raw.device.vendor = "cpu";
+  raw.device.architecture = "cpu";
+  raw.device.backend = "cpu";
+  raw.device.memory_gib = 8.0;
+  raw.device.l2_cache_mib = 32;
+  raw.device.l2_cache_source = "test";
+  raw.device.software = {{"compiler", "test"}};
+  raw.ranks = with_collectives ? 2 : 1;
+  raw.ranks_per_host = raw.ranks;
+  for (const auto& [precision, model] : {std::pair{"fp32", kFp32}, std::pair{"fp64", kFp64}}) {
+    GemmFitInput in;
+    in.precisions = {precision};
+    in.element_bytes = {element_bytes(precision)};
+    in.memory_bandwidth_gbps = 25.0;
+    for (const auto& shape : cpu_gemm_shapes(true)) {
+      raw.gemm.push_back({shape, precision, exact(gemm_model_time_s(model, in, {shape, 0, 1.0}))});
+    }
+  }
+  raw.memory_bound.push_back(
+      {"copy", "fp64", 1 << 24, 1, 256.0 * (1 << 20), exact(256.0 * (1 << 20) / 25e9)});
+  raw.memory_bound.push_back(
+      {"triad", "fp64", 1 << 24, 1, 384.0 * (1 << 20), exact(384.0 * (1 << 20) / 20e9)});
+  if (with_collectives) {
+    for (double s = 8; s <= 64 * 1024 * 1024; s *= 2) {
+      CollectiveRecord r;
+      r.op = Collective::AllReduce;
+      r.group_size = 2;
+      r.span = "intra_node";
+      r.size_bytes = s;
+      r.time = exact(s < 65536 ? collective_time_s(r.op, 2, s, 0.5, 8.0)
+                               : collective_time_s(r.op, 2, s, 20.0, 2.0));
+      raw.collectives.push_back(r);
+    }
+  }
+  return raw;
+}
+
+Json build(const RawProfile& raw) {
+  return build_profile(raw, default_profile_options(true), {"2025-01-02T03:04:05Z", "test", 1.5});
+}
+
+std::string temp_file(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("parplan_profile_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+TEST(HardwareProfile, WriterFitsKnownParametersAndRoundTrips) {
+  const Json doc = build(synthetic_cpu_run(true));
+  const std::string path = temp_file("roundtrip.json");
+  write_file_atomically(path, doc.dump(1));
+  const HardwareProfile loaded = load_hardware_profile(path);
+  const NodeSpec& node = loaded.node;
+  const GpuSpec& gpu = node.gpu;
+  EXPECT_EQ(gpu.vendor, "cpu");
+  EXPECT_EQ(gpu.architecture, "cpu");
+  EXPECT_EQ(node.gpus_per_node, 2);
+  EXPECT_NEAR(gpu.peak_tflops(Precision::Fp32) / 0.040, 1.0, 0.01);
+  EXPECT_DOUBLE_EQ(gpu.max_matmul_efficiency(Precision::Fp32), 1.0);
+  EXPECT_NEAR(gpu.gemm_m_half / 4.0, 1.0, 0.01);
+  EXPECT_NEAR(gpu.gemm_n_half / 6.0, 1.0, 0.01);
+  EXPECT_NEAR(gpu.gemm_k_half / 8.0, 1.0, 0.01);
+  EXPECT_NEAR(gpu.kernel_launch_us / 3.0, 1.0, 0.01);
+  EXPECT_EQ(gpu.sm_count, 0);
+  EXPECT_NEAR(gpu.hbm_bandwidth_gbps, 25.0, 1e-9);
+  EXPECT_DOUBLE_EQ(gpu.hbm_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(gpu.memory_gib, 8.0);
+  EXPECT_NEAR(node.intra.link_bandwidth_gbps / 2.0, 1.0, 0.01);
+  EXPECT_NEAR(node.intra.latency_us / 0.5, 1.0, 0.01);
+  EXPECT_EQ(node.inter.nics_per_node, 0);
+  EXPECT_TRUE(node.unsourced_figures.empty());
+  ASSERT_EQ(node.collective_fits.size(), 2u);
+  EXPECT_NEAR(node.collective_fits[1].busbw_gbps / 2.0, 1.0, 0.01);
+  EXPECT_TRUE(loaded.measured_span("intra_node"));
+  EXPECT_FALSE(loaded.measured_span("inter_node"));
+  EXPECT_NEAR(loaded.fits["gemm"]["fp64"]["throughput_tflops"]["fp64"].get<double>() / 0.020, 1.0,
+              0.01);
+  EXPECT_EQ(loaded.measurements["gemm"].size(), 2 * cpu_gemm_shapes(true).size());
+  EXPECT_EQ(loaded.measurements["collectives"].size(), 24u);
+  // The node reads back to the same spec, and the profile's text to the same document.
+  EXPECT_EQ(node_spec_to_json(node),
+            node_spec_to_json(parse_node_spec(doc["node"], "<doc>", "node")));
+  EXPECT_EQ(load_json_file(path), doc);
+  // Predictions with the loaded node reproduce the synthetic truth.
+  const GemmShape unseen{300, 700, 500, 1};
+  GemmFitInput in{{"fp32"}, {4.0}, {}, 25.0, 0, 128, 256};
+  EXPECT_NEAR(
+      gemm_time_s(gpu, unseen, Precision::Fp32) / gemm_model_time_s(kFp32, in, {unseen, 0, 1.0}),
+      1.0, 0.01);
+  EXPECT_NEAR(*fitted_collective_time_s(node, Collective::AllReduce, "intra_node", 2, 3e6) /
+                  collective_time_s(Collective::AllReduce, 2, 3e6, 20.0, 2.0),
+              1.0, 0.01);
+}
+
+TEST(HardwareProfile, ApplyKeepsTopologyAndUnmeasuredFigures) {
+  const ClusterSpec preset = make_cluster(*find_node_preset("dgx-h100"), 2, 16);
+  const HardwareProfile with = parse_hardware_profile(build(synthetic_cpu_run(true)), "with");
+  const ClusterSpec a = apply_profile(preset, with);
+  EXPECT_EQ(a.node.gpus_per_node, 8);
+  EXPECT_EQ(a.num_nodes, 2);
+  EXPECT_EQ(a.num_gpus, 16);
+  EXPECT_EQ(a.node.name, "dgx-h100+profile");
+  EXPECT_EQ(a.node.gpu.vendor, "cpu");
+  EXPECT_NEAR(a.node.intra.link_bandwidth_gbps, with.node.intra.link_bandwidth_gbps, 1e-12);
+  EXPECT_EQ(a.node.inter.nics_per_node, 8);  // no inter-node measurement: the preset's
+  EXPECT_EQ(a.node.collective_fits.size(), 2u);
+
+  const HardwareProfile without =
+      parse_hardware_profile(build(synthetic_cpu_run(false)), "without");
+  const ClusterSpec b = apply_profile(preset, without);
+  EXPECT_DOUBLE_EQ(b.node.intra.link_bandwidth_gbps, preset.node.intra.link_bandwidth_gbps);
+  EXPECT_TRUE(b.node.collective_fits.empty());
+  EXPECT_EQ(b.node.gpu.name, "Test CPU");
+}
+
+TEST(HardwareProfile, FitLookupBySizeAndGroup) {
+  NodeSpec node;
+  node.collective_fits = {{"all_reduce", "intra_node", 2, 1.0, 10.0, 0, 1000, -1},
+                          {"all_reduce", "intra_node", 2, 5.0, 20.0, 1000, 0, -1},
+                          {"all_reduce", "intra_node", 8, 9.0, 30.0, 0, 0, -1},
+                          {"all_gather", "inter_node", 0, 40.0, 40.0, 0, 0, -1}};
+  using C = Collective;
+  EXPECT_DOUBLE_EQ(find_collective_fit(node, C::AllReduce, "intra_node", 2, 10)->latency_us, 1.0);
+  EXPECT_DOUBLE_EQ(find_collective_fit(node, C::AllReduce, "intra_node", 2, 1000)->latency_us, 5.0);
+  EXPECT_DOUBLE_EQ(find_collective_fit(node, C::AllReduce, "intra_node", 8, 10)->latency_us, 9.0);
+  // Nearest group size (log scale): 4 is as near 2 as 8; 6 is nearer 8.
+  EXPECT_DOUBLE_EQ(find_collective_fit(node, C::AllReduce, "intra_node", 6, 1e6)->latency_us, 9.0);
+  EXPECT_DOUBLE_EQ(find_collective_fit(node, C::AllGather, "inter_node", 64, 1e6)->latency_us,
+                   40.0);
+  EXPECT_EQ(find_collective_fit(node, C::AllReduce, "inter_node", 2, 10), nullptr);
+  EXPECT_FALSE(fitted_collective_time_s(node, C::SendRecv, "intra_node", 2, 10).has_value());
+  EXPECT_NEAR(*fitted_collective_time_s(node, C::AllReduce, "intra_node", 2, 2e9),
+              collective_time_s(C::AllReduce, 2, 2e9, 5.0, 20.0), 1e-15);
+}
+
+void expect_input_error(const Json& doc, const std::string& key_path) {
+  try {
+    parse_hardware_profile(doc, "bad.json");
+    ADD_FAILURE() << "no error for " << key_path;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "bad.json");
+    EXPECT_EQ(e.key_path(), key_path) << e.what();
+  }
+}
+
+TEST(HardwareProfile, BadInputNamesFileAndKeyPath) {
+  const Json good = build(synthetic_cpu_run(true));
+  Json doc = good;
+  doc["schema"] = "parplan-profile/9";
+  expect_input_error(doc, "schema");
+  doc = good;
+  doc.erase("node");
+  expect_input_error(doc, "node");
+  doc = good;
+  doc["measurements"]["gemm"][3]["m"] = 0;
+  expect_input_error(doc, "measurements.gemm[3].m");
+  doc = good;
+  doc["measurements"]["collectives"][0]["op"] = "broadcast";
+  expect_input_error(doc, "measurements.collectives[0].op");
+  doc = good;
+  doc["node"]["gpu"]["dense_tflops"]["fp32"]["value"] = -1;
+  expect_input_error(doc, "node.gpu.dense_tflops.fp32.value");
+  doc = good;
+  doc["node"]["collective_fits"][0]["max_size_bytes"] = 1;
+  doc["node"]["collective_fits"][0]["min_size_bytes"] = 5;
+  expect_input_error(doc, "node.collective_fits[0].max_size_bytes");
+  doc = good;
+  doc["hosts"] = 1;
+  expect_input_error(doc, "hosts");
+  doc = good;
+  doc["coverage"]["collective_spans"] = {"intra_node", "rack"};
+  expect_input_error(doc, "coverage.collective_spans[1]");
+  EXPECT_THROW(load_hardware_profile(temp_file("missing.json")), InputError);
+}
+
+TEST(HardwareProfile, AJobMayNameAProfileAsItsNode) {
+  const std::string profile = temp_file("node_profile.json");
+  write_file_atomically(profile, build(synthetic_cpu_run(true)).dump());
+  const std::string job = temp_file("job.json");
+  write_file_atomically(job, R"({"model": "llama3.1-8b",
+    "cluster": {"node": "node_profile.json", "num_gpus": 2},
+    "training": {"global_batch_size": 8, "seq_length": 1024, "precision": "fp32"},
+    "plan": {"tp": 2, "micro_batch_size": 1}})");
+  const Job loaded = load_job(job);
+  EXPECT_EQ(loaded.cluster.node.gpu.vendor, "cpu");
+  EXPECT_EQ(loaded.cluster.node.gpus_per_node, 2);
+  EXPECT_EQ(loaded.cluster.node.collective_fits.size(), 2u);
+}
+
+}  // namespace
+}  // namespace parplan::profiler
