@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/hardware_profile.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -10,6 +11,11 @@ void print_json(const Json& value) {
   const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fputc('\n', stdout);
+}
+
+void apply_profile_option(Job& job, const std::string& profile_path) {
+  if (profile_path.empty()) return;
+  job.cluster = apply_profile(job.cluster, load_hardware_profile(profile_path));
 }
 
 std::string human_seconds(double seconds) {

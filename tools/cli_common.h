@@ -17,6 +17,11 @@ struct QuietExit {
 // Prints JSON to stdout, pretty with two-space indentation, followed by a newline.
 void print_json(const Json& value);
 
+// Applies a measured hardware profile (--profile PROFILE.json, written by `parplan profile`)
+// to the job's cluster: the profile's device, link and collective figures replace the node
+// preset's (core/hardware_profile.h apply_profile). No-op for an empty path.
+void apply_profile_option(Job& job, const std::string& profile_path);
+
 // Formats seconds for humans: "812 us", "45.2 ms", "3.21 s".
 std::string human_seconds(double seconds);
 

@@ -21,10 +21,12 @@ struct CompareOptions {
   std::vector<std::string> methods;
   std::string out;
   bool json = false;
+  std::string profile;
 };
 
 void run_compare(const CompareOptions& o) {
-  const Job job = load_job_for_comparison(o.job);
+  Job job = load_job_for_comparison(o.job);
+  apply_profile_option(job, o.profile);
   check_report_dir(o.out);
   PlanSources sources;
   sources.plan_files = o.plans;
@@ -75,6 +77,9 @@ void register_compare(CLI::App& app) {
       ->check(CLI::IsMember({"pretrain", "sft", "lora"}));
   cmd->add_option("--out", o->out, "Folder for the report (created if missing)")->required();
   cmd->add_flag("--json", o->json, "Print report.json's content instead of the summary");
+  cmd->add_option(
+      "--profile", o->profile,
+      "Measured hardware profile (parplan profile) replacing the node preset's figures");
   cmd->callback([o] { run_compare(*o); });
 }
 

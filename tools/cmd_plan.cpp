@@ -27,6 +27,7 @@ struct PlanOptions {
   bool pareto = false;
   int threads = 0;
   bool stats = false;
+  std::string profile;
   std::string report;  // folder for report.{html,md,csv,json}; empty: none
 };
 
@@ -78,7 +79,8 @@ void write_plan_report(const PlanOptions& o, const Job& job, const planner::Sear
 }
 
 void run_plan(const PlanOptions& o) {
-  const Job job = load_job(o.job, PlanCheck::Skip);
+  Job job = load_job(o.job, PlanCheck::Skip);
+  apply_profile_option(job, o.profile);
   if (!o.report.empty()) check_report_dir(o.report);
   planner::SearchOptions search;
   search.fixes = planner::parse_fixes(o.fixes);
@@ -196,6 +198,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--stats", o->stats, "Print search statistics");
+  cmd->add_option(
+      "--profile", o->profile,
+      "Measured hardware profile (parplan profile) replacing the node preset's figures");
   cmd->add_option("--report", o->report,
                   "Also write report.{html,md,csv,json} of the top plans into this folder");
   cmd->callback([o] { run_plan(*o); });

@@ -20,6 +20,7 @@ struct SimulateOptions {
   bool json = false;
   bool explain = false;
   std::string trace;
+  std::string profile;
 };
 
 // One layer's ops for one micro-batch on one GPU, with FLOPs, bytes and times.
@@ -47,7 +48,8 @@ void print_layer_explanation(const Job& job, bool moe) {
 }
 
 void run_simulate(const SimulateOptions& options) {
-  const Job job = load_job(options.job);
+  Job job = load_job(options.job);
+  apply_profile_option(job, options.profile);
   if (!options.trace.empty()) check_not_overwriting_inputs(options.trace, {options.job});
   cost::StepOptions step_options;
   step_options.record_pipeline_events = !options.trace.empty();
@@ -76,6 +78,9 @@ void register_simulate(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "Predict step time and memory of the job's plan");
   cmd->add_option("--job", options->job, "Job file (JSON, see README)")->required();
   cmd->add_flag("--json", options->json, "Print one JSON object");
+  cmd->add_option(
+      "--profile", options->profile,
+      "Measured hardware profile (parplan profile) replacing the node preset's figures");
   cmd->add_option("--trace", options->trace,
                   "Write the predicted step as a Chrome trace (Perfetto: ui.perfetto.dev)");
   cmd->add_flag("--explain", options->explain,

@@ -19,6 +19,7 @@ struct ValidateOptions {
   bool json = false;
   bool planner = false;
   int threads = 0;
+  std::string profile;
 };
 
 // For every run: search the plan space of its model, cluster and training, and compare the

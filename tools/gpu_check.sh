@@ -53,7 +53,10 @@ fi
 
 job="$root/tools/examples/gpu_check_job.json"
 if "$parplan" run --help >/dev/null 2>&1 && [ -f "$job" ]; then
-  step run_one_gpu run_one_gpu.txt timeout 120 "$parplan" run --job "$job" --json
+  step run_one_gpu run_one_gpu.txt timeout 180 "$parplan" run --job "$job" --backend cuda --steps 5 \
+    --json --trace "$out/run_one_gpu_trace.json"
+  step simulate_one_gpu simulate_one_gpu.txt "$parplan" simulate --job "$job" \
+    --profile "$out/profile_cuda_quick.json" --json
 else
   log "run_one_gpu: skipped (no 'parplan run' in this build or no $job)"
 fi
