@@ -124,6 +124,18 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     g.gemm_k_half = figures.get(gpu, "gemm_k_half", g.gemm_k_half, 0, 1e6);
     g.gemm_tile_m = static_cast<int64_t>(figures.get(gpu, "gemm_tile_m", g.gemm_tile_m, 0, 4096));
     g.gemm_tile_n = static_cast<int64_t>(figures.get(gpu, "gemm_tile_n", g.gemm_tile_n, 0, 4096));
+    if (auto kernels = gpu.optional_object("kernel_gbps")) {
+      const Json* raw = gpu.find("kernel_gbps");
+      for (const auto& [kind, value] : raw->items()) {
+        g.kernel_gbps[kind] = figures.require(*kernels, kind, 1e-9, 1e7);
+      }
+      kernels->finish();
+    }
+    if (auto attention = gpu.optional_object("attention_tflops")) {
+      g.attention_forward_tflops = figures.get(*attention, "forward", 0, 0, 1e7);
+      g.attention_backward_tflops = figures.get(*attention, "backward", 0, 0, 1e7);
+      attention->finish();
+    }
     gpu.allow("notes");
     gpu.finish();
     // Accelerators need a 16-bit peak; a CPU (vendor "cpu", measured by parplan profile)
@@ -247,7 +259,11 @@ Json node_spec_to_json(const NodeSpec& node) {
             {"gemm_n_half", node.gpu.gemm_n_half},
             {"gemm_k_half", node.gpu.gemm_k_half},
             {"gemm_tile_m", node.gpu.gemm_tile_m},
-            {"gemm_tile_n", node.gpu.gemm_tile_n}}},
+            {"gemm_tile_n", node.gpu.gemm_tile_n},
+            {"kernel_gbps", node.gpu.kernel_gbps},
+            {"attention_tflops",
+             {{"forward", node.gpu.attention_forward_tflops},
+              {"backward", node.gpu.attention_backward_tflops}}}}},
           {"intra_node",
            {{"fabric", to_string(node.intra.fabric)},
             {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},

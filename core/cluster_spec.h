@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ struct GpuSpec {
   int64_t sm_count = 0;
   double l2_cache_mib = 0;
   double kernel_launch_us = 4.0;  // host-side launch + dependency gap per kernel
+  // Measured throughput of named kernels (a profile of the machine at hand): memory-bound
+  // kernels in GB/s of bytes read + written ("layernorm", "gelu", "swiglu", "add", "adamw",
+  // ...), keyed by the kernel kinds cost_models/layer_cost.cpp asks for; absent kinds use
+  // hbm_bandwidth_gbps * hbm_efficiency.
+  std::map<std::string, double> kernel_gbps;
+  // Measured attention throughput, TFLOP/s counted over the whole score matrix (4*b*h*s^2*d
+  // forward, 10*b*h*s^2*d backward); 0: use the flash-attention model.
+  double attention_forward_tflops = 0;
+  double attention_backward_tflops = 0;
   // GEMM efficiency by shape (cost_models/gemm_model.h): a dimension equal to its *_half
   // value halves the throughput of large GEMMs (pipeline fill, under-filled tiles); tiles of
   // gemm_tile_m x gemm_tile_n spread over sm_count processors in waves (0 disables waves).

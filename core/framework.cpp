@@ -6,7 +6,7 @@
 namespace parplan {
 
 namespace {
-constexpr std::array<std::pair<Framework, const char*>, 8> kNames = {{
+constexpr std::array<std::pair<Framework, const char*>, 9> kNames = {{
     {Framework::MegatronCore, "megatron-core"},
     {Framework::MegatronLm, "megatron-lm"},
     {Framework::MegatronDeepspeed, "megatron-deepspeed"},
@@ -15,6 +15,7 @@ constexpr std::array<std::pair<Framework, const char*>, 8> kNames = {{
     {Framework::LlmFoundry, "llm-foundry"},
     {Framework::Maxtext, "maxtext"},
     {Framework::Other, "other"},
+    {Framework::Parplan, "parplan"},
 }};
 }  // namespace
 
@@ -37,7 +38,7 @@ std::optional<Framework> parse_framework(std::string_view text) {
 const char* framework_choices() {
   return "\"megatron-core\" (also \"nemo\", \"megatron-bridge\"), \"megatron-lm\", "
          "\"megatron-deepspeed\", \"deepspeed\", \"torchtitan\", \"llm-foundry\", \"maxtext\", "
-         "\"other\"";
+         "\"other\", \"parplan\" (parplan's own executor)";
 }
 
 }  // namespace parplan

@@ -16,6 +16,7 @@ enum class Framework {
   LlmFoundry,
   Maxtext,
   Other,
+  Parplan,  // parplan's own executor (`parplan run`): what validate --run predicts
 };
 
 const char* to_string(Framework framework);

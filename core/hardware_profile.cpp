@@ -62,6 +62,9 @@ void check_measurements(JsonReader& m) {
     r.require_int("cols", 1);
     r.require_number("bytes", 0, 1e18);
     r.require_number("gbps", 0, 1e9);
+    r.optional_number("flops", 0, 1e21);  // compute kernels (attention)
+    r.optional_number("tflops", 0, 1e7);
+    r.optional_bool("probe");  // a kernel of the profiled program
     check_sample_fields(r);
   });
   check_records(m, "collectives", [](JsonReader& r) {

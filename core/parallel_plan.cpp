@@ -79,6 +79,7 @@ void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
     case Framework::MegatronDeepspeed:
     case Framework::Deepspeed:
     case Framework::Other:
+    case Framework::Parplan:
       break;
   }
 }

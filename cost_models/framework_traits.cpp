@@ -115,6 +115,24 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
     case Framework::Other:
       megatron_mixed_precision(t, training.precision);
       break;
+    case Framework::Parplan:
+      // parplan's executor (executor/): the job's precision as storage (fp32 weights,
+      // gradients and AdamW moments: 4 + 4 + 8 bytes), flash-style attention memory (log-sum-
+      // exp kept), blocking collectives that overlap nothing, no dropout, its own allocation
+      // tracking (no CUDA context or allocator reserve counted).
+      t.weight_bytes = activation_bytes(training.precision);
+      t.grad_bytes = t.weight_bytes;
+      t.optimizer_bytes = 2 * t.weight_bytes;
+      t.grad_reduce_bytes = t.weight_bytes;
+      t.overlap_dp_grad_reduce = false;
+      t.overlap_param_gather = false;
+      t.tp_backward_overlap = false;
+      t.cp_shards_optimizer = false;
+      t.model_dropout = false;
+      t.logits_bytes_per_element = 2 * activation_bytes(training.precision);
+      t.workspace_gib = 0;
+      t.allocator_fragmentation = 0;
+      break;
   }
   (void)plan;
   return t;

@@ -20,6 +20,9 @@ struct FrameworkTraits {
   // about half of that on Hopper and later (Shah et al. 2024, FlashAttention-3, §1: FA2
   // "achieves only 35% utilization on H100" vs 75% for FA3).
   bool attention_kernel_native = true;
+  // Whether the model's dropout layers exist in this software (GPT-style models keep them;
+  // parplan's executor has none).
+  bool model_dropout = true;
   // Memory traffic of unfused (PyTorch eager) elementwise code relative to one fused kernel:
   // RMSNorm as float/pow/mean/rsqrt/mul/type_as/mul passes (~36 vs 4 bytes per element),
   // rotary embedding through complex views in fp32 (~20 vs 4), SwiGLU as silu then mul

@@ -68,8 +68,13 @@ struct Ops {
   double gemm_dgrad(double m, double n, double k) const { return gemm(m, k, n); }
   double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
 
-  double memory(double bytes) const {
-    const double bw = gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency;
+  // A memory-bound kernel moving `bytes`; a measured kernel of that kind (GpuSpec::kernel_gbps,
+  // from a profile of the machine) sets its speed, else achievable HBM bandwidth does.
+  double memory(double bytes, const char* kind = nullptr) const {
+    double bw = gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency;
+    if (kind != nullptr) {
+      if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end()) bw = it->second * 1e9;
+    }
     return std::max(gpu.kernel_launch_us * 1e-6, bytes / bw);
   }
 };
@@ -110,6 +115,15 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
   AttentionCore core;
   core.model_flops_forward = 0.5 * full;
   const Precision precision = attention_precision_of(tr);
+  if (gpu.attention_forward_tflops > 0 && gpu.attention_backward_tflops > 0) {
+    // A measured attention kernel (a profile of this machine): its throughput is counted over
+    // the whole score matrix, 4 b h s^2 d forward and 10 b h s^2 d backward.
+    const double square = b * heads * s * s * qk_dim / static_cast<double>(p.cp);
+    core.executed_flops_forward = 4 * square;
+    core.forward = 4 * square / (gpu.attention_forward_tflops * 1e12);
+    core.backward = 10 * square / (gpu.attention_backward_tflops * 1e12);
+    return core;
+  }
   if (ctx.traits.flash_attention || p.cp > 1) {
     core.executed_flops_forward = core.model_flops_forward;
     double fraction = gpu.max_matmul_efficiency(precision);
@@ -134,7 +148,7 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
   const double batch = b * heads;
   const double scores = batch * s * s;
   const double bpv = activation_bytes(tr.precision);
-  const bool dropout = model_uses_dropout(m);
+  const bool dropout = model_uses_dropout(m) && ctx.traits.model_dropout;
   const double qk = attn.gemm(s, s, qk_dim, batch);
   const double pv = attn.gemm(s, v_dim, s, batch);
   const double softmax_bytes = 2 * bpv * scores;                      // read scores, write probs
@@ -214,6 +228,19 @@ void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostCo
   record(ctx, name, "memory", 0, bytes, f, b);
 }
 
+// A memory-bound op whose forward and backward kernels are known kinds (norms, activations),
+// with the bytes each moves: read input and write output forward; read input and output
+// gradient and write input gradient backward (the counts `parplan profile` uses).
+void add_kernel_op(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx,
+                   double forward_bytes, double backward_bytes, const char* forward_kind,
+                   const char* backward_kind) {
+  const double f = ops.memory(forward_bytes, forward_kind);
+  const double b = ops.memory(backward_bytes, backward_kind);
+  t.forward_compute += f;
+  t.backward_compute += b;
+  record(ctx, name, "memory", 0, forward_bytes, f, b);
+}
+
 // LoRA adapters of one layer: per adapted projection the A (in -> r) and B (r -> out) GEMMs
 // forward, and their input and weight gradients backward (cost_models/lora.h layout).
 void add_adapters(BlockTimes& t, const Ops& ops, const CostContext& ctx, bool moe_layer) {
@@ -290,7 +317,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   const double bpv = activation_bytes(tr.precision);
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double rep = sp ? 1.0 / t : 1.0;  // norms/residuals run on T/t tokens with SP
-  const double mask = model_uses_dropout(m) ? 1.0 : 0.0;
+  const double mask = model_uses_dropout(m) && ctx.traits.model_dropout ? 1.0 : 0.0;
 
   BlockTimes blk = mlp;
   // QKV and output projections (column- then row-parallel).
@@ -299,15 +326,22 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   add_adapters(blk, ops, ctx, moe_layer);
   // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
   const FrameworkTraits& tr_ = ctx.traits;
-  add_memory_op(blk, "norm 1", ops, ctx, tr_.norm_traffic_factor * 2 * bpv * T * h * rep);
-  add_memory_op(blk, "norm 2", ops, ctx, tr_.norm_traffic_factor * 2 * bpv * T * h * rep);
+  const bool rms = m.normalization == Normalization::RmsNorm;
+  const double norm_elements = tr_.norm_traffic_factor * bpv * T * h * rep;
+  for (const char* norm : {"norm 1", "norm 2"}) {
+    add_kernel_op(blk, norm, ops, ctx, 2 * norm_elements, 3 * norm_elements,
+                  rms ? "rmsnorm_forward" : "layernorm_forward",
+                  rms ? "rmsnorm_backward" : "layernorm_backward");
+  }
   if (m.position_embedding == PositionEmbedding::Rotary) {
     add_memory_op(blk, "rotary embedding", ops, ctx,
                   tr_.rope_traffic_factor * 2 * bpv * T * (qw + kvw) / t);
   }
-  add_memory_op(blk, "residual (+dropout) after attention", ops, ctx,
-                (3 * bpv + mask) * T * h * rep);
-  add_memory_op(blk, "residual (+dropout) after MLP", ops, ctx, (3 * bpv + mask) * T * h * rep);
+  add_kernel_op(blk, "residual (+dropout) after attention", ops, ctx,
+                (3 * bpv + mask) * T * h * rep,
+                kBackwardBytesFactor * (3 * bpv + mask) * T * h * rep, "add", "add");
+  add_kernel_op(blk, "residual (+dropout) after MLP", ops, ctx, (3 * bpv + mask) * T * h * rep,
+                kBackwardBytesFactor * (3 * bpv + mask) * T * h * rep, "add", "add");
 
   const AttentionCore core = attention_core(ctx, ops);
   record(ctx, ctx.traits.flash_attention || p.cp > 1 ? "attention (flash)" : "attention (unfused)",
@@ -404,8 +438,14 @@ LayerTime dense_layer_time(const CostContext& ctx) {
   BlockTimes mlp;
   add_linear(mlp, "mlp fc1", ops, ctx, T, (swiglu ? 2 * f : f) / t, h);
   add_linear(mlp, "mlp fc2", ops, ctx, T, h, f / t);
-  add_memory_op(mlp, "mlp activation", ops, ctx,
-                ctx.traits.activation_traffic_factor * (swiglu ? 3 : 2) * bpv * T * f / t);
+  {
+    // GELU: read x, write y; backward read x and dy, write dx. SwiGLU: read gate and up,
+    // write y; backward read gate, up and dy, write both gradients.
+    const double out = ctx.traits.activation_traffic_factor * bpv * T * f / t;
+    add_kernel_op(mlp, "mlp activation", ops, ctx, (swiglu ? 3 : 2) * out, (swiglu ? 5 : 3) * out,
+                  swiglu ? "swiglu_forward" : "gelu_forward",
+                  swiglu ? "swiglu_backward" : "gelu_backward");
+  }
   return layer_time(ctx, mlp, 0.0, false);
 }
 

@@ -37,7 +37,7 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
   act.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   act.recompute = plan.recompute;
   act.flash_attention = traits.flash_attention;
-  act.dropout = model_uses_dropout(model);
+  act.dropout = model_uses_dropout(model) && traits.model_dropout;
   act.bytes_per_value = bpv;
   act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
   const LayerActivationBytes dense = dense_layer_activation_bytes(model, act);

@@ -311,8 +311,13 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
                 trainable_expert / static_cast<double>(sp.expert_shard_group);
     }
     const GpuSpec& gpu = node.gpu;
-    optimizer_s[s] =
-        updated * kOptimizerBytesPerParam / (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
+    if (auto it = gpu.kernel_gbps.find("adamw"); it != gpu.kernel_gbps.end()) {
+      // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts.
+      optimizer_s[s] = updated * 7 * traits.grad_bytes / (it->second * 1e9);
+    } else {
+      optimizer_s[s] =
+          updated * kOptimizerBytesPerParam / (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
+    }
     const double stage_end = out.pipeline.finish_s[s] + dp_exposed[s] + optimizer_s[s];
     if (stage_end > best_end) {
       best_end = stage_end;

@@ -84,6 +84,13 @@ Support support_of(Framework framework) {
       break;
     case Framework::Other:
       break;
+    case Framework::Parplan:
+      // executor/: dp, tp with sp, pp (gpipe, 1f1b, interleaved), ZeRO-1.
+      s.cp = false;
+      s.ep = false;
+      s.zero_stages = stages({0, 1});
+      s.schedules = kinds({ScheduleKind::OneFOneB, ScheduleKind::Interleaved, ScheduleKind::Gpipe});
+      break;
   }
   return s;
 }

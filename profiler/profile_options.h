@@ -13,6 +13,19 @@
 
 namespace parplan::profiler {
 
+// A kernel of the program the profile is for (e.g. the executor's CPU ops), timed beside the
+// reference kernels. Memory-bound kernels give `bytes` (read + written per call) and land in
+// the node's kernel_gbps under `name`; compute kernels give `flops` instead (attention).
+// Supplied by tools/ (which links both the profiler and the executor).
+struct KernelProbe {
+  std::string name;  // e.g. "gelu_forward", "attention_backward"
+  int64_t rows = 0;
+  int64_t cols = 0;
+  double bytes = 0;
+  double flops = 0;
+  std::function<void()> run;
+};
+
 struct ProfileOptions {
   std::string backend = "cpu";
   bool quick = false;
@@ -27,6 +40,7 @@ struct ProfileOptions {
   StoppingOptions stopping;                  // per measurement
   double target_sample_s = 0.002;            // repetitions per sample are sized to this
   std::function<void(const std::string&)> progress;  // rank 0 progress lines; may be empty
+  std::vector<KernelProbe> kernel_probes;            // CPU backend: timed after the references
 };
 
 // Defaults: full runs stop at 1 % noise (MAD) after >= 5 samples or a 2 s budget; --quick at

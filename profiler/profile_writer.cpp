@@ -62,6 +62,11 @@ Json measurements_json(const RawProfile& raw) {
   for (const auto& m : raw.memory_bound) {
     Json r = {{"kernel", m.kernel}, {"precision", m.precision}, {"rows", m.rows},
               {"cols", m.cols},     {"bytes", m.bytes},         {"gbps", m.gbps()}};
+    if (m.flops > 0) {
+      r["flops"] = m.flops;
+      r["tflops"] = m.flops / m.time.median_s / 1e12;
+    }
+    if (m.probe) r["probe"] = true;
     r.update(samples_json(m.time));
     memory.push_back(r);
   }
@@ -345,6 +350,29 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
       {"gemm_m_half", figure.measured(node_fit.result.model.m_half, gemm_detail)},
       {"gemm_n_half", figure.measured(node_fit.result.model.n_half, gemm_detail)},
       {"gemm_k_half", figure.measured(node_fit.result.model.k_half, gemm_detail)}};
+  // The profiled program's kernels (ProfileOptions::kernel_probes): memory-bound ones as
+  // GB/s per kernel (the largest size measured), attention as TFLOP/s.
+  Json kernel_gbps = Json::object();
+  Json attention = Json::object();
+  std::map<std::string, const MemoryBoundRecord*> largest;
+  for (const auto& m : raw.memory_bound) {
+    if (!m.probe || m.time.disturbed_only) continue;
+    const MemoryBoundRecord*& best = largest[m.kernel];
+    if (best == nullptr || m.rows * m.cols > best->rows * best->cols) best = &m;
+  }
+  for (const auto& [kernel, m] : largest) {
+    const std::string where = std::to_string(m->rows) + " x " + std::to_string(m->cols);
+    if (m->flops > 0) {
+      const std::string key = kernel == "attention_backward" ? "backward" : "forward";
+      attention[key] = figure.measured(m->flops / m->time.median_s / 1e12,
+                                       kernel + " at " + where + " (full score matrix)");
+    } else if (m->bytes > 0) {
+      kernel_gbps[kernel] = figure.measured(m->gbps(), kernel + " at " + where);
+    }
+  }
+  if (!kernel_gbps.empty()) gpu["kernel_gbps"] = kernel_gbps;
+  if (!attention.empty()) gpu["attention_tflops"] = attention;
+
   if (raw.device.l2_cache_mib > 0) {
     gpu["l2_cache_mib"] = figure.derived(raw.device.l2_cache_mib, raw.device.l2_cache_source);
   }

@@ -29,6 +29,8 @@ struct MemoryBoundRecord {
   int64_t cols = 0;
   double bytes = 0;  // bytes read + written by one call (no write-allocate traffic counted)
   Measurement time;
+  double flops = 0;    // compute kernels (attention): FLOPs of one call instead of bytes
+  bool probe = false;  // a kernel of the profiled program (ProfileOptions::kernel_probes)
 
   double gbps() const { return bytes / time.median_s / 1e9; }
 };

@@ -22,6 +22,7 @@
 #include "profiler/profile_writer.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
+#include "tools/executor_probes.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -239,6 +240,9 @@ void run_profile(const ProfileCliOptions& cli, const std::string& command_line) 
   // Everything that can be checked before measuring is checked first, identically on every
   // rank, so that a bad option fails at once and on all ranks together.
   profiler::ProfileOptions options = to_profile_options(cli);
+  // The executor's own CPU kernels, so that `validate --run` predicts it with what it runs.
+  if (cli.backend == "cpu" && options.measure_memory)
+    options.kernel_probes = executor_cpu_probes(cli.quick);
   check_output_folder(cli.out);
   auto backend = profiler::make_backend(cli.backend);
   auto group = profiler::start_process_group();

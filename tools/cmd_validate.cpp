@@ -1,6 +1,7 @@
 // `parplan validate --published FILE [--json]`: predicts every published run and reports
 // predicted vs reference step time (and memory where known) with MAPE, median and p90.
 #include <cstdio>
+#include <thread>
 
 #include "core/check.h"
 #include "core/units.h"
@@ -9,6 +10,7 @@
 #include "tools/command.h"
 #include "tools/published_runs.h"
 #include "tools/text_table.h"
+#include "tools/validate_run.h"
 
 namespace parplan::tools {
 
@@ -20,7 +22,89 @@ struct ValidateOptions {
   bool planner = false;
   int threads = 0;
   std::string profile;
+  bool run = false;
+  int ranks = 0;
+  int steps = 4;
+  bool no_oversubscribed = false;
+  bool quick = false;
 };
+
+Json stats_json(const ErrorStats& s) {
+  return {{"count", s.count},
+          {"mape", s.mape},
+          {"median_ape", s.median_ape},
+          {"p90_ape", s.p90_ape},
+          {"max_ape", s.max_ape}};
+}
+
+// Measured (executor) vs predicted (cost model + profile) on this machine.
+void run_executor_validation(const ValidateOptions& options) {
+  if (options.profile.empty()) {
+    throw Error(
+        "validate --run needs --profile PROFILE.json: a CPU profile of this machine "
+        "(mpirun -np 2 parplan profile --backend cpu --quick --out PROFILE.json)");
+  }
+  RunValidationOptions run;
+  run.profile = options.profile;
+  run.max_ranks = options.ranks;
+  run.oversubscribed = !options.no_oversubscribed;
+  run.steps = options.steps;
+  const int cores = options.ranks > 0
+                        ? options.ranks
+                        : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  auto entries = run_validation_plans(cores, run.oversubscribed, options.quick);
+  run_and_predict(entries, run, [&](const std::string& line) {
+    if (!options.json) std::fprintf(stderr, "%s\n", line.c_str());
+  });
+  std::vector<double> within, over, memory;
+  Json list = Json::array();
+  TextTable table(
+      {"plan", "ranks", "predicted s", "measured s", "error", "pred GiB", "meas GiB", "set"});
+  for (const auto& e : entries) {
+    const double error = e.predicted_step_time_s / e.measured_step_time_s - 1.0;
+    const double mem_error = e.predicted_memory_gib / e.measured_memory_gib - 1.0;
+    (e.oversubscribed ? over : within).push_back(error);
+    if (!e.oversubscribed) memory.push_back(mem_error);
+    list.push_back({{"plan", parallel_plan_to_json(e.job.plan)},
+                    {"label", e.label},
+                    {"ranks", e.ranks},
+                    {"oversubscribed", e.oversubscribed},
+                    {"predicted_step_time_s", e.predicted_step_time_s},
+                    {"reference_step_time_s", e.measured_step_time_s},
+                    {"step_time_error", error},
+                    {"predicted_memory_gib", e.predicted_memory_gib},
+                    {"reference_memory_gib", e.measured_memory_gib},
+                    {"memory_error", mem_error},
+                    {"measured_breakdown", e.measured.value("breakdown", Json::object())}});
+    table.add_row({e.label, std::to_string(e.ranks), fixed(e.predicted_step_time_s, 4),
+                   fixed(e.measured_step_time_s, 4), percent(error),
+                   fixed(e.predicted_memory_gib, 4), fixed(e.measured_memory_gib, 4),
+                   e.oversubscribed ? "oversubscribed" : "ranks <= cores"});
+  }
+  const ErrorStats s = error_stats(within);
+  const ErrorStats o = error_stats(over);
+  const ErrorStats m = error_stats(memory);
+  if (options.json) {
+    print_json({{"runs", list},
+                {"mape", s.mape},
+                {"median_ape", s.median_ape},
+                {"within_cores", stats_json(s)},
+                {"oversubscribed", stats_json(o)},
+                {"memory", stats_json(m)},
+                {"cores", cores},
+                {"profile", options.profile}});
+    return;
+  }
+  std::fputs(table.render({1, 2, 3, 4, 5, 6}).c_str(), stdout);
+  std::printf("\nstep time, ranks <= %d cores: n=%d median %.1f%% MAPE %.1f%% max %.1f%%\n", cores,
+              s.count, 100 * s.median_ape, 100 * s.mape, 100 * s.max_ape);
+  if (o.count > 0) {
+    std::printf("step time, oversubscribed (time-shared cores): n=%d median %.1f%% MAPE %.1f%%\n",
+                o.count, 100 * o.median_ape, 100 * o.mape);
+  }
+  std::printf("peak memory, ranks <= cores: median %.1f%% MAPE %.1f%%\n", 100 * m.median_ape,
+              100 * m.mape);
+}
 
 // For every run: search the plan space of its model, cluster and training, and compare the
 // published plan's predicted time with the best plan's ("regret": how much faster we claim
@@ -68,15 +152,11 @@ void run_planner_regret(const std::vector<PublishedRun>& runs, const ValidateOpt
               list.size(), 100 * share);
 }
 
-Json stats_json(const ErrorStats& s) {
-  return {{"count", s.count},
-          {"mape", s.mape},
-          {"median_ape", s.median_ape},
-          {"p90_ape", s.p90_ape},
-          {"max_ape", s.max_ape}};
-}
-
 void run_validate(const ValidateOptions& options) {
+  if (options.run) {
+    run_executor_validation(options);
+    return;
+  }
   if (options.published.empty()) {
     throw Error("validate needs --published FILE (e.g. tests/data/published_runs.json)");
   }
@@ -153,6 +233,15 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--planner", options->planner,
                 "Search each run's plan space and report the published plan's regret");
   cmd->add_option("--threads", options->threads, "Planner threads (default: all cores)");
+  cmd->add_flag("--run", options->run,
+                "Run a set of plans with the executor here and compare with predictions");
+  cmd->add_option("--profile", options->profile, "CPU profile of this machine (with --run)");
+  cmd->add_option("--ranks", options->ranks, "Cores to use for --run (default: all)");
+  cmd->add_option("--steps", options->steps, "Steps per executor run (default 4)")
+      ->check(CLI::Range(2, 100));
+  cmd->add_flag("--quick", options->quick, "With --run: three plans only (a smoke run)");
+  cmd->add_flag("--no-oversubscribed", options->no_oversubscribed,
+                "Skip the plans with more ranks than cores");
   cmd->callback([options] { run_validate(*options); });
 }
 

@@ -19,12 +19,25 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-CommandResult run_parplan(const std::string& args) {
-  static int counter = 0;
+namespace {
+int counter = 0;
+CommandResult run_command(const std::string& prefix, const std::string& args);
+}  // namespace
+
+CommandResult run_parplan(const std::string& args) { return run_command("", args); }
+
+CommandResult run_parplan_mpi(int ranks, const std::string& args) {
+  return run_command("mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS -np " +
+                         std::to_string(ranks) + " ",
+                     args);
+}
+
+namespace {
+CommandResult run_command(const std::string& prefix, const std::string& args) {
   const std::string base =
       testing::TempDir() + "/cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string command =
-      std::string(PARPLAN_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
+      prefix + std::string(PARPLAN_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
   const int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -34,5 +47,6 @@ CommandResult run_parplan(const std::string& args) {
   std::remove((base + ".err").c_str());
   return result;
 }
+}  // namespace
 
 }  // namespace parplan::test

@@ -14,4 +14,7 @@ struct CommandResult {
 // `args` is appended to the binary path and run through /bin/sh.
 CommandResult run_parplan(const std::string& args);
 
+// The same under `mpirun -np ranks` (as root and oversubscribed, as the mpi tests run).
+CommandResult run_parplan_mpi(int ranks, const std::string& args);
+
 }  // namespace parplan::test

@@ -1,0 +1,47 @@
+// `parplan validate --run --profile PROFILE.json`: runs a set of plans with the executor on
+// the machine at hand (`mpirun -np N parplan run --json` per plan), predicts each with the
+// cost model and the profile of the same machine (framework "parplan"), and compares step
+// time and peak memory. Plans use at most as many ranks as cores; an oversubscribed set
+// (more ranks than cores) is reported separately and predicted as time-shared cores.
+// Tested in tests/tools/validate_run_test.cpp (label mpi).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "core/json_input.h"
+
+namespace parplan::tools {
+
+struct RunValidationOptions {
+  std::string profile;         // required: a CPU profile of this machine
+  int max_ranks = 0;           // 0: the cores of this machine (at least 2)
+  bool oversubscribed = true;  // also run 4- and 8-rank plans on fewer cores
+  int steps = 4;
+  bool quick = false;  // three plans (1 rank, dp2, pp2): a smoke run for tests
+  double comm_timeout_s = 120;
+  std::string mpirun = "mpirun";
+};
+
+struct RunValidationEntry {
+  std::string label;
+  Job job;
+  int ranks = 1;
+  bool oversubscribed = false;
+  double predicted_step_time_s = 0;
+  double measured_step_time_s = 0;
+  double predicted_memory_gib = 0;
+  double measured_memory_gib = 0;
+  Json measured;  // parplan run --json output
+};
+
+// The jobs of the plan set: a small GPT under dp, tp (+sp), pp and micro-batch variants.
+std::vector<RunValidationEntry> run_validation_plans(int max_ranks, bool oversubscribed,
+                                                     bool quick = false);
+
+// Runs and predicts every entry (in place). Throws parplan::Error when a run fails.
+void run_and_predict(std::vector<RunValidationEntry>& entries, const RunValidationOptions& options,
+                     const std::function<void(const std::string&)>& progress);
+
+}  // namespace parplan::tools
