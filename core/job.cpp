@@ -12,6 +12,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The largest cluster a job may name (num_gpus, or num_nodes x gpus_per_node).
+constexpr int64_t kMaxClusterGpus = 100'000'000;
+
 std::string resolve_path(const std::string& text, const std::string& base_dir) {
   fs::path path(text);
   if (path.is_relative() && !base_dir.empty()) path = fs::path(base_dir) / path;
@@ -111,8 +114,14 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     }
     const NodeSpec node = resolve_node(*node_value, file, "cluster.node", base_dir);
     const auto num_nodes = cluster.optional_int("num_nodes", 1, 10'000'000);
-    const auto num_gpus = cluster.optional_int("num_gpus", 1, 100'000'000);
+    const auto num_gpus = cluster.optional_int("num_gpus", 1, kMaxClusterGpus);
     cluster.finish();
+    if (num_nodes && *num_nodes > kMaxClusterGpus / node.gpus_per_node) {
+      cluster.fail("num_nodes", std::to_string(*num_nodes),
+                   "at most " + std::to_string(kMaxClusterGpus / node.gpus_per_node) +
+                       " nodes of " + std::to_string(node.gpus_per_node) + " GPUs (" +
+                       std::to_string(kMaxClusterGpus) + " GPUs in all)");
+    }
     if (num_nodes && num_gpus && *num_gpus != *num_nodes * node.gpus_per_node) {
       cluster.fail(
           "num_gpus", std::to_string(*num_gpus),
