@@ -134,6 +134,14 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     const int64_t gpus = num_gpus ? *num_gpus : *num_nodes * node.gpus_per_node;
     const int64_t nodes =
         num_nodes ? *num_nodes : (gpus + node.gpus_per_node - 1) / node.gpus_per_node;
+    // Several nodes talk over their NICs: a node without any (a workstation) runs alone.
+    if (nodes > 1 && (node.inter.nics_per_node == 0 || node.inter.nic_gbit_per_s <= 0)) {
+      cluster.fail(num_nodes ? "num_nodes" : "num_gpus",
+                   std::to_string(num_nodes ? *num_nodes : *num_gpus),
+                   "one node's worth: node \"" + node.name +
+                       "\" has no inter-node network (inter_node.nics_per_node or "
+                       "nic_gbit_per_s is 0)");
+    }
     job.cluster = make_cluster(node, nodes, gpus);
   }
 

@@ -204,7 +204,8 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
 }
 
 double model_params_in_double(const ModelSpec& m, int64_t seq_length) {
-  // The same terms as the int64 methods above, term by term, in double.
+  // The same terms as total_params() above, in double (tests/core/model_spec_test.cpp checks
+  // that the two agree on every preset).
   const double h = static_cast<double>(m.hidden_size);
   const double heads = static_cast<double>(m.num_attention_heads);
   const double qw = heads * static_cast<double>(m.head_dim);
@@ -221,7 +222,8 @@ double model_params_in_double(const ModelSpec& m, int64_t seq_length) {
     attention = q + h * (kv_rank + rope) + kv_rank * heads * (nope + v) + heads * v * h;
   }
   const double matrices = static_cast<double>(m.mlp_matrices());
-  const double norms = 4 * h;
+  const double per_norm = m.normalization == Normalization::LayerNorm ? 2 * h : h;
+  const double norms = 2 * per_norm;
   const double dense = matrices * h * static_cast<double>(m.ffn_hidden_size);
   double moe = 0;
   double moe_layers = 0;
@@ -234,9 +236,13 @@ double model_params_in_double(const ModelSpec& m, int64_t seq_length) {
   }
   const double layers = static_cast<double>(m.num_layers);
   const double vocab = static_cast<double>(m.vocab_size);
-  return (layers - moe_layers) * (attention + dense + norms) +
-         moe_layers * (attention + moe + norms) + 2 * vocab * h +
-         static_cast<double>(seq_length) * h + 2 * h;
+  const double position = m.position_embedding == PositionEmbedding::Learned
+                              ? static_cast<double>(seq_length) * h
+                              : 0.0;
+  const double output = m.tied_embeddings ? 0.0 : vocab * h;
+  return vocab * h + position + output + per_norm +
+         (layers - moe_layers) * (attention + dense + norms) +
+         moe_layers * (attention + moe + norms);
 }
 
 void validate_model_spec(const ModelSpec& m, const std::string& file, const std::string& path) {
