@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages parplan builds with (only what is missing). Needs root or sudo.
 set -euo pipefail
+# clang and libclang-rt-14-dev (the libFuzzer and sanitizer runtimes) build the fuzzers.
 packages=(cmake g++ make clang-format nlohmann-json3-dev libeigen3-dev libcli11-dev libgtest-dev
-          libbenchmark-dev libopenmpi-dev openmpi-bin "$@")
+          libbenchmark-dev libopenmpi-dev openmpi-bin clang libclang-rt-14-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -22,11 +22,12 @@ fi
 
 start=$(date +%s)
 echo "== fuzz: building ${targets[*]} in $build (clang, address+undefined, libFuzzer)"
+mkdir -p "$build"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARPLAN_ENABLE_FUZZERS=ON \
   -DPARPLAN_SANITIZE="address;undefined" -DPARPLAN_ENABLE_TESTS=OFF \
   -DPARPLAN_ENABLE_BENCHMARKS=OFF -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_ENABLE_MPI=OFF \
-  -DPARPLAN_WERROR=OFF >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+  -DPARPLAN_WERROR=OFF >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j"$jobs" --target $(printf '%s_fuzzer ' "${targets[@]}")
 echo "== fuzz: built in $(( $(date +%s) - start )) s"
 
