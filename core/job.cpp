@@ -25,6 +25,13 @@ bool looks_like_path(const std::string& text) {
   return text.find('/') != std::string::npos || text.ends_with(".json");
 }
 
+// Never throws: a name too long for the file system, or a folder without permission, is
+// "not an existing file" here; reading it reports the reason.
+bool file_exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
 }  // namespace
 
 ModelSpec resolve_model(const Json& value, const std::string& file, const std::string& key_path,
@@ -42,13 +49,13 @@ ModelSpec resolve_model(const Json& value, const std::string& file, const std::s
     if (auto preset = find_model_preset(text)) return *preset;
   }
   const std::string path = resolve_path(text, base_dir);
-  if (looks_like_path(text) || fs::exists(path)) {
+  if (looks_like_path(text) || file_exists(path)) {
     const Json model = load_json_file(path);
     if (is_hf_config(model)) return import_hf_config(model, path);
     return parse_model_spec(model, path, "");
   }
   const auto names = model_preset_names();
-  throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",
+  throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
                    "a preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
                        " or a path to a JSON file");
 }
@@ -65,11 +72,11 @@ NodeSpec resolve_node(const Json& value, const std::string& file, const std::str
     if (auto preset = find_node_preset(text)) return *preset;
   }
   const std::string path = resolve_path(text, base_dir);
-  if (looks_like_path(text) || fs::exists(path)) {
+  if (looks_like_path(text) || file_exists(path)) {
     return parse_node_spec(load_json_file(path), path, "");
   }
   const auto names = node_preset_names();
-  throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",
+  throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
                    "a node preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
                        " or a path to a JSON file");
 }

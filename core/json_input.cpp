@@ -68,6 +68,11 @@ std::string read_text_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    // ENAMETOOLONG, ELOOP, EACCES on a folder, ...
+    throw InputError(path, "", "a path that cannot be looked up (" + ec.message() + ")",
+                     "a readable file");
+  }
   if (ec || !fs::exists(status)) throw InputError(path, "", "no such file", "a readable file");
   if (fs::is_directory(status)) throw InputError(path, "", "a directory", "a file");
   const std::string limit_text =
