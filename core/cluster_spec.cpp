@@ -1,5 +1,8 @@
 #include "core/cluster_spec.h"
 
+#include <cmath>
+#include <sstream>
+
 #include "core/check.h"
 #include "core/units.h"
 
@@ -45,6 +48,26 @@ class FigureReader {
     return read(in, key, min, max).value_or(fallback);
   }
 
+  // Counts (GPUs, SMs, NICs, tile sizes): whole numbers, never silently truncated.
+  int64_t require_count(JsonReader& in, std::string_view key, double min, double max) {
+    return whole(in, key, require(in, key, min, max));
+  }
+  int64_t count_or(JsonReader& in, std::string_view key, int64_t fallback, double min, double max) {
+    const auto value = read(in, key, min, max);
+    return value ? whole(in, key, *value) : fallback;
+  }
+
+ private:
+  static int64_t whole(JsonReader& in, std::string_view key, double value) {
+    if (std::floor(value) != value) {
+      std::ostringstream found;
+      found << value;
+      in.fail(key, found.str(), "a whole number");
+    }
+    return static_cast<int64_t>(value);
+  }
+
+ public:
  private:
   NodeSpec& node_;
 };
@@ -99,7 +122,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   node.description = in.string_or("description", "");
   in.allow("sources");
   in.allow("notes");
-  node.gpus_per_node = static_cast<int64_t>(figures.require(in, "gpus_per_node", 1, 4096));
+  node.gpus_per_node = figures.require_count(in, "gpus_per_node", 1, 4096);
 
   {
     JsonReader gpu = in.object("gpu");
@@ -116,14 +139,14 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     read_precision_table(gpu, "matmul_efficiency", figures, g.matmul_efficiency, 1.0, false);
     g.sustained_clock_fraction =
         figures.get(gpu, "sustained_clock_fraction", g.sustained_clock_fraction, 0.05, 1.0);
-    g.sm_count = static_cast<int64_t>(figures.get(gpu, "sm_count", 0, 0, 1e6));
+    g.sm_count = figures.count_or(gpu, "sm_count", 0, 0, 1e6);
     g.l2_cache_mib = figures.get(gpu, "l2_cache_mib", 0, 0, 1e6);
     g.kernel_launch_us = figures.get(gpu, "kernel_launch_us", g.kernel_launch_us, 0, 1e4);
     g.gemm_m_half = figures.get(gpu, "gemm_m_half", g.gemm_m_half, 0, 1e6);
     g.gemm_n_half = figures.get(gpu, "gemm_n_half", g.gemm_n_half, 0, 1e6);
     g.gemm_k_half = figures.get(gpu, "gemm_k_half", g.gemm_k_half, 0, 1e6);
-    g.gemm_tile_m = static_cast<int64_t>(figures.get(gpu, "gemm_tile_m", g.gemm_tile_m, 0, 4096));
-    g.gemm_tile_n = static_cast<int64_t>(figures.get(gpu, "gemm_tile_n", g.gemm_tile_n, 0, 4096));
+    g.gemm_tile_m = figures.count_or(gpu, "gemm_tile_m", g.gemm_tile_m, 0, 4096);
+    g.gemm_tile_n = figures.count_or(gpu, "gemm_tile_n", g.gemm_tile_n, 0, 4096);
     if (auto kernels = gpu.optional_object("kernel_gbps")) {
       const Json* raw = gpu.find("kernel_gbps");
       for (const auto& [kind, value] : raw->items()) {
@@ -167,7 +190,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     s.link_bandwidth_gbps = figures.require(intra, "link_bandwidth_gbps", 0.001, 1e6);
     s.busbw_efficiency = figures.get(intra, "busbw_efficiency", s.busbw_efficiency, 0.01, 1.0);
     s.nvls_allreduce_busbw_gbps = figures.get(intra, "nvls_allreduce_busbw_gbps", 0, 0, 1e6);
-    s.island_gpus = static_cast<int64_t>(figures.get(intra, "island_gpus", 1, 1, 4096));
+    s.island_gpus = figures.count_or(intra, "island_gpus", 1, 1, 4096);
     s.island_bandwidth_gbps = figures.get(intra, "island_bandwidth_gbps", 0, 0, 1e6);
     s.latency_us = figures.get(intra, "latency_us", s.latency_us, 0, 1e6);
     intra.allow("notes");
@@ -176,7 +199,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   {
     JsonReader inter = in.object("inter_node");
     InterNodeSpec& s = node.inter;
-    s.nics_per_node = static_cast<int64_t>(figures.require(inter, "nics_per_node", 0, 4096));
+    s.nics_per_node = figures.require_count(inter, "nics_per_node", 0, 4096);
     s.nic_gbit_per_s = figures.require(inter, "nic_gbit_per_s", 0, 1e6);
     s.nic_busbw_efficiency =
         figures.get(inter, "nic_busbw_efficiency", s.nic_busbw_efficiency, 0.01, 1.0);

@@ -29,7 +29,8 @@ class HfReader {
     return nullptr;
   }
 
-  int64_t require_int(std::initializer_list<const char*> keys, int64_t min) const {
+  int64_t require_int(std::initializer_list<const char*> keys, int64_t min,
+                      int64_t max = kMax) const {
     std::string key;
     const Json* value = find(keys, &key);
     if (value == nullptr) {
@@ -38,14 +39,15 @@ class HfReader {
       throw InputError(file_, names, "nothing (the key is missing)",
                        "an integer >= " + std::to_string(min));
     }
-    return json_to_int(*value, file_, key, min, kMax);
+    return json_to_int(*value, file_, key, min, max);
   }
 
-  std::optional<int64_t> optional_int(std::initializer_list<const char*> keys, int64_t min) const {
+  std::optional<int64_t> optional_int(std::initializer_list<const char*> keys, int64_t min,
+                                      int64_t max = kMax) const {
     std::string key;
     const Json* value = find(keys, &key);
     if (value == nullptr) return std::nullopt;
-    return json_to_int(*value, file_, key, min, kMax);
+    return json_to_int(*value, file_, key, min, max);
   }
 
   std::optional<bool> optional_bool(const char* key) const {
@@ -93,14 +95,16 @@ class HfReader {
 // Layouts ModelSpec cannot express (scattered mlp_only_layers) are an input error.
 void place_moe_layers(const HfReader& in, const std::string& file, int64_t num_layers,
                       MoeSpec& moe) {
-  if (auto freq = in.optional_int({"moe_layer_freq"}, 1)) {
-    const int64_t first_k = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
+  if (auto freq = in.optional_int({"moe_layer_freq"}, 1, kMaxModelLayers)) {
+    const int64_t first_k =
+        in.optional_int({"first_k_dense_replace"}, 0, kMaxModelLayers).value_or(0);
     moe.moe_layer_frequency = *freq;
     moe.first_dense_layers = (first_k + *freq - 1) / *freq * *freq;
     return;
   }
-  moe.first_dense_layers = in.optional_int({"first_k_dense_replace"}, 0).value_or(0);
-  const int64_t step = in.optional_int({"decoder_sparse_step"}, 1).value_or(1);
+  moe.first_dense_layers =
+      in.optional_int({"first_k_dense_replace"}, 0, kMaxModelLayers).value_or(0);
+  const int64_t step = in.optional_int({"decoder_sparse_step"}, 1, kMaxModelLayers).value_or(1);
   const std::vector<int64_t> mlp_only = in.int_list("mlp_only_layers");
   if (step > 1) {
     moe.moe_layer_frequency = step;
@@ -147,14 +151,24 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   const bool gpt2 = model_type == "gpt2" || model_type == "GPT2LMHeadModel";
   const bool bloom = model_type == "bloom" || model_type == "BloomForCausalLM";
 
-  m.num_layers = in.require_int({"num_hidden_layers", "n_layer", "num_layers"}, 1);
+  m.num_layers = in.require_int({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxModelLayers);
   // BLOOM's own config.json (bigscience/bloom) still spells the width "n_embed".
-  m.hidden_size = in.require_int({"hidden_size", "n_embd", "n_embed", "d_model"}, 1);
-  m.num_attention_heads = in.require_int({"num_attention_heads", "n_head"}, 1);
-  m.num_query_groups = in.optional_int({"num_key_value_heads", "multi_query_group_num"}, 1)
-                           .value_or(m.num_attention_heads);
-  m.vocab_size = in.require_int({"vocab_size", "padded_vocab_size"}, 1);
-  if (auto head_dim = in.optional_int({"head_dim"}, 1)) {
+  m.hidden_size =
+      in.require_int({"hidden_size", "n_embd", "n_embed", "d_model"}, 1, kMaxModelWidth);
+  m.num_attention_heads = in.require_int({"num_attention_heads", "n_head"}, 1, kMaxModelHeads);
+  std::string groups_key = "num_key_value_heads";
+  if (const Json* groups = in.find({"num_key_value_heads", "multi_query_group_num"}, &groups_key)) {
+    m.num_query_groups = json_to_int(*groups, file, groups_key, 1, kMaxModelHeads);
+    if (m.num_attention_heads % m.num_query_groups != 0) {
+      throw InputError(
+          file, groups_key, std::to_string(m.num_query_groups),
+          "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
+    }
+  } else {
+    m.num_query_groups = m.num_attention_heads;
+  }
+  m.vocab_size = in.require_int({"vocab_size", "padded_vocab_size"}, 1, kMaxModelVocab);
+  if (auto head_dim = in.optional_int({"head_dim"}, 1, kMaxModelWidth)) {
     m.head_dim = *head_dim;
   } else {
     if (m.hidden_size % m.num_attention_heads != 0) {
@@ -167,13 +181,15 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   if (gpt2 || bloom) {
     // GPT-2 and BLOOM: 4h GeLU MLP, LayerNorm, tied embeddings by default (transformers'
     // GPT2Config / BloomConfig); GPT-2 learns positions, BLOOM uses ALiBi.
-    m.ffn_hidden_size = in.optional_int({"n_inner"}, 1).value_or(4 * m.hidden_size);
+    m.ffn_hidden_size =
+        in.optional_int({"n_inner"}, 1, kMaxModelFfnWidth).value_or(4 * m.hidden_size);
     m.activation = Activation::Gelu;
     m.normalization = Normalization::LayerNorm;
     m.position_embedding = bloom ? PositionEmbedding::Alibi : PositionEmbedding::Learned;
     m.tied_embeddings = in.optional_bool("tie_word_embeddings").value_or(true);
   } else {
-    m.ffn_hidden_size = in.require_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1);
+    m.ffn_hidden_size =
+        in.require_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxModelFfnWidth);
     const std::string act = in.string_or("hidden_act", in.string_or("activation_function", "silu"));
     m.activation = (act == "silu" || act == "swish" || act == "swiglu") ? Activation::Swiglu
                                                                         : Activation::Gelu;
@@ -188,16 +204,22 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   // moe_intermediate_size, shared_expert_intermediate_size, decoder_sparse_step,
   // mlp_only_layers), DeepSeek (n_routed_experts, n_shared_experts, first_k_dense_replace,
   // moe_layer_freq).
-  if (auto experts = in.optional_int({"num_local_experts", "n_routed_experts", "num_experts"}, 1);
+  if (auto experts = in.optional_int({"num_local_experts", "n_routed_experts", "num_experts"}, 1,
+                                     kMaxModelExperts);
       experts && *experts > 1) {
     MoeSpec moe;
     moe.num_experts = *experts;
-    moe.top_k = in.optional_int({"num_experts_per_tok", "top_k"}, 1).value_or(2);
-    moe.expert_ffn_hidden_size =
-        in.optional_int({"moe_intermediate_size"}, 1).value_or(m.ffn_hidden_size);
-    moe.num_shared_experts = in.optional_int({"n_shared_experts"}, 0).value_or(0);
+    moe.top_k = in.optional_int({"num_experts_per_tok", "top_k"}, 1, kMaxModelExperts).value_or(2);
+    moe.expert_ffn_hidden_size = in.optional_int({"moe_intermediate_size"}, 1, kMaxModelFfnWidth)
+                                     .value_or(m.ffn_hidden_size);
+    moe.num_shared_experts = in.optional_int({"n_shared_experts"}, 0, kMaxModelExperts).value_or(0);
+    if (moe.num_shared_experts > kMaxModelFfnWidth / moe.expert_ffn_hidden_size) {
+      throw InputError(file, "n_shared_experts", std::to_string(moe.num_shared_experts),
+                       "a count whose shared experts together are at most " +
+                           std::to_string(kMaxModelFfnWidth) + " wide");
+    }
     moe.shared_expert_ffn_hidden_size = moe.num_shared_experts * moe.expert_ffn_hidden_size;
-    if (auto shared = in.optional_int({"shared_expert_intermediate_size"}, 0);
+    if (auto shared = in.optional_int({"shared_expert_intermediate_size"}, 0, kMaxModelFfnWidth);
         shared && *shared > 0) {
       moe.num_shared_experts = 1;
       moe.shared_expert_ffn_hidden_size = *shared;
@@ -211,13 +233,13 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
   }
 
   // Multi-latent attention (DeepSeek-V2/V3).
-  if (auto kv_rank = in.optional_int({"kv_lora_rank"}, 1)) {
+  if (auto kv_rank = in.optional_int({"kv_lora_rank"}, 1, kMaxModelWidth)) {
     MlaSpec mla;
     mla.kv_lora_rank = *kv_rank;
-    mla.q_lora_rank = in.optional_int({"q_lora_rank"}, 0).value_or(0);
-    mla.qk_nope_head_dim = in.require_int({"qk_nope_head_dim"}, 1);
-    mla.qk_rope_head_dim = in.optional_int({"qk_rope_head_dim"}, 0).value_or(0);
-    mla.v_head_dim = in.require_int({"v_head_dim"}, 1);
+    mla.q_lora_rank = in.optional_int({"q_lora_rank"}, 0, kMaxModelWidth).value_or(0);
+    mla.qk_nope_head_dim = in.require_int({"qk_nope_head_dim"}, 1, kMaxModelWidth);
+    mla.qk_rope_head_dim = in.optional_int({"qk_rope_head_dim"}, 0, kMaxModelWidth).value_or(0);
+    mla.v_head_dim = in.require_int({"v_head_dim"}, 1, kMaxModelWidth);
     m.mla = mla;
     m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
   }

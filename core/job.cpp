@@ -13,6 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The largest cluster a job may name (num_gpus, or num_nodes x gpus_per_node).
+constexpr int64_t kMaxClusterGpus = 100'000'000;
+
 std::string resolve_path(const std::string& text, const std::string& base_dir) {
   fs::path path(text);
   if (path.is_relative() && !base_dir.empty()) path = fs::path(base_dir) / path;
@@ -21,6 +24,13 @@ std::string resolve_path(const std::string& text, const std::string& base_dir) {
 
 bool looks_like_path(const std::string& text) {
   return text.find('/') != std::string::npos || text.ends_with(".json");
+}
+
+// Never throws: a name too long for the file system, or a folder without permission, is
+// "not an existing file" here; reading it reports the reason.
+bool file_exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
 }
 
 }  // namespace
@@ -40,13 +50,13 @@ ModelSpec resolve_model(const Json& value, const std::string& file, const std::s
     if (auto preset = find_model_preset(text)) return *preset;
   }
   const std::string path = resolve_path(text, base_dir);
-  if (looks_like_path(text) || fs::exists(path)) {
+  if (looks_like_path(text) || file_exists(path)) {
     const Json model = load_json_file(path);
     if (is_hf_config(model)) return import_hf_config(model, path);
     return parse_model_spec(model, path, "");
   }
   const auto names = model_preset_names();
-  throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",
+  throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
                    "a preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
                        " or a path to a JSON file");
 }
@@ -63,14 +73,14 @@ NodeSpec resolve_node(const Json& value, const std::string& file, const std::str
     if (auto preset = find_node_preset(text)) return *preset;
   }
   const std::string path = resolve_path(text, base_dir);
-  if (looks_like_path(text) || fs::exists(path)) {
+  if (looks_like_path(text) || file_exists(path)) {
     const Json node = load_json_file(path);
     // A measured profile (parplan profile --out) stands wherever a node file can.
     if (is_hardware_profile(node)) return parse_hardware_profile(node, path).node;
     return parse_node_spec(node, path, "");
   }
   const auto names = node_preset_names();
-  throw InputError(file, key_path, "\"" + text + "\" (no such preset or file)",
+  throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
                    "a node preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
                        " or a path to a JSON file");
 }
@@ -115,8 +125,14 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     }
     const NodeSpec node = resolve_node(*node_value, file, "cluster.node", base_dir);
     const auto num_nodes = cluster.optional_int("num_nodes", 1, 10'000'000);
-    const auto num_gpus = cluster.optional_int("num_gpus", 1, 100'000'000);
+    const auto num_gpus = cluster.optional_int("num_gpus", 1, kMaxClusterGpus);
     cluster.finish();
+    if (num_nodes && *num_nodes > kMaxClusterGpus / node.gpus_per_node) {
+      cluster.fail("num_nodes", std::to_string(*num_nodes),
+                   "at most " + std::to_string(kMaxClusterGpus / node.gpus_per_node) +
+                       " nodes of " + std::to_string(node.gpus_per_node) + " GPUs (" +
+                       std::to_string(kMaxClusterGpus) + " GPUs in all)");
+    }
     if (num_nodes && num_gpus && *num_gpus != *num_nodes * node.gpus_per_node) {
       cluster.fail(
           "num_gpus", std::to_string(*num_gpus),
@@ -129,6 +145,14 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     const int64_t gpus = num_gpus ? *num_gpus : *num_nodes * node.gpus_per_node;
     const int64_t nodes =
         num_nodes ? *num_nodes : (gpus + node.gpus_per_node - 1) / node.gpus_per_node;
+    // Several nodes talk over their NICs: a node without any (a workstation) runs alone.
+    if (nodes > 1 && (node.inter.nics_per_node == 0 || node.inter.nic_gbit_per_s <= 0)) {
+      cluster.fail(num_nodes ? "num_nodes" : "num_gpus",
+                   std::to_string(num_nodes ? *num_nodes : *num_gpus),
+                   "one node's worth: node \"" + node.name +
+                       "\" has no inter-node network (inter_node.nics_per_node or "
+                       "nic_gbit_per_s is 0)");
+    }
     job.cluster = make_cluster(node, nodes, gpus);
   }
 

@@ -68,18 +68,32 @@ std::string read_text_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    // ENAMETOOLONG, ELOOP, EACCES on a folder, ...
+    throw InputError(path, "", "a path that cannot be looked up (" + ec.message() + ")",
+                     "a readable file");
+  }
   if (ec || !fs::exists(status)) throw InputError(path, "", "no such file", "a readable file");
   if (fs::is_directory(status)) throw InputError(path, "", "a directory", "a file");
+  const std::string limit_text =
+      "input files up to " + std::to_string(kMaxInputFileBytes >> 20) + " MiB";
   const auto size = fs::file_size(path, ec);
   if (!ec && size > kMaxInputFileBytes) {
-    throw InputError(path, "", "a file of " + std::to_string(size) + " bytes",
-                     "input files up to 64 MiB");
+    throw InputError(path, "", "a file of " + std::to_string(size) + " bytes", limit_text);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "a file that cannot be opened", "a readable file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  // Read at most one byte past the limit: pipes (`--job <(...)`) have no size, devices such as
+  // /dev/zero never end, and a regular file may grow between stat and read.
+  std::string text;
+  char buffer[1 << 16];
+  while (text.size() <= kMaxInputFileBytes && in.read(buffer, sizeof buffer).gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw InputError(path, "", "a file that cannot be read", "a readable file");
+  if (text.size() > kMaxInputFileBytes) {
+    throw InputError(path, "", "a file larger than the limit", limit_text);
+  }
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw InputError(path, "", "an empty file", "a JSON object");
   }
@@ -130,6 +144,14 @@ Json parse_json(std::string_view text, const std::string& source) {
   } catch (const TooDeep& deep) {
     throw InputError(source, deep.path, "nesting deeper than " + std::to_string(kMaxJsonDepth),
                      "at most " + std::to_string(kMaxJsonDepth) + " levels");
+  } catch (const Json::out_of_range& err) {
+    // A number literal beyond the double range (1e400): the lexer stops at the value that
+    // follows the last key read.
+    const std::string path =
+        last_key.empty() ? paths.back() : join_key_path(paths.back(), last_key);
+    throw InputError(source, path.empty() ? "(top level)" : path,
+                     "a number beyond the double range (" + printable(err.what(), 160) + ")",
+                     "finite numbers (magnitude below 1.8e308)");
   } catch (const Json::parse_error& err) {
     throw InputError(source, "", "text that is not valid JSON (" + printable(err.what(), 160) + ")",
                      "one JSON object (UTF-8)");
@@ -195,8 +217,11 @@ int64_t json_to_int(const Json& value, const std::string& file, const std::strin
                     int64_t min, int64_t max) {
   const std::string allowed = int_range_text(min, max);
   if (value.is_number_unsigned()) {
+    // nlohmann stores every non-negative integer literal as unsigned: check both ends.
     const auto u = value.get<uint64_t>();
-    if (u > static_cast<uint64_t>(max)) throw InputError(file, path, std::to_string(u), allowed);
+    if (u > static_cast<uint64_t>(max) || static_cast<int64_t>(u) < min) {
+      throw InputError(file, path, std::to_string(u), allowed);
+    }
     return static_cast<int64_t>(u);
   }
   if (value.is_number_integer()) {
@@ -247,7 +272,21 @@ const Json* JsonReader::find(std::string_view key) {
 
 const Json& JsonReader::value_at(std::string_view key) {
   const Json* value = find(key);
-  if (value == nullptr) fail(key, "nothing (the key is missing)", "a value; this key is required");
+  if (value == nullptr) {
+    // A misspelt required key is reported as missing; name the given key it resembles.
+    std::vector<std::string> unread;
+    for (const auto& [name, unused] : object_.items()) {
+      if (known_.count(name) == 0) unread.push_back(name);
+    }
+    std::string missing = "nothing (the key is missing)";
+    for (const auto& name : unread) {
+      if (!nearest_key_hint(name, {std::string(key)}).empty()) {
+        missing = "nothing (the key is missing; is \"" + printable(name, 60) + "\" a misspelling?)";
+        break;
+      }
+    }
+    fail(key, missing, "a value; this key is required");
+  }
   return *value;
 }
 

@@ -1,16 +1,23 @@
 #include "core/model_spec.h"
 
+#include <cstdio>
+
 #include "core/check.h"
 
 namespace parplan {
 
 namespace {
-// Upper bounds keep every derived product inside 64 bits (layers * hidden^2 * 12 < 2^63).
-constexpr int64_t kMaxLayers = 100'000;
-constexpr int64_t kMaxWidth = 1'000'000;
-constexpr int64_t kMaxHeads = 100'000;
-constexpr int64_t kMaxVocab = 100'000'000;
-constexpr int64_t kMaxExperts = 1'000'000;
+constexpr int64_t kMaxLayers = kMaxModelLayers;
+constexpr int64_t kMaxWidth = kMaxModelWidth;
+constexpr int64_t kMaxHeads = kMaxModelHeads;
+constexpr int64_t kMaxVocab = kMaxModelVocab;
+constexpr int64_t kMaxExperts = kMaxModelExperts;
+
+std::string sci(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
 }  // namespace
 
 const char* to_string(Activation activation) {
@@ -126,7 +133,7 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
   m.num_attention_heads = in.require_int("num_attention_heads", 1, kMaxHeads);
   m.num_query_groups = in.int_or("num_query_groups", m.num_attention_heads, 1, kMaxHeads);
   const auto head_dim = in.optional_int("head_dim", 1, kMaxWidth);
-  m.ffn_hidden_size = in.int_or("ffn_hidden_size", 4 * m.hidden_size, 1, 16 * kMaxWidth);
+  m.ffn_hidden_size = in.int_or("ffn_hidden_size", 4 * m.hidden_size, 1, kMaxModelFfnWidth);
   m.vocab_size = in.require_int("vocab_size", 1, kMaxVocab);
   m.activation = in.choice_or("activation", "gelu", {"gelu", "swiglu"}) == "swiglu"
                      ? Activation::Swiglu
@@ -162,11 +169,20 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
     spec.num_experts = moe->require_int("num_experts", 1, kMaxExperts);
     spec.top_k = moe->int_or("top_k", 1, 1, spec.num_experts);
     spec.expert_ffn_hidden_size =
-        moe->int_or("expert_ffn_hidden_size", m.ffn_hidden_size, 1, 16 * kMaxWidth);
+        moe->int_or("expert_ffn_hidden_size", m.ffn_hidden_size, 1, kMaxModelFfnWidth);
     spec.num_shared_experts = moe->int_or("num_shared_experts", 0, 0, kMaxExperts);
+    const auto shared_width =
+        moe->optional_int("shared_expert_ffn_hidden_size", 0, kMaxModelFfnWidth);
+    if (!shared_width &&
+        spec.num_shared_experts > kMaxModelFfnWidth / spec.expert_ffn_hidden_size) {
+      moe->fail("num_shared_experts", std::to_string(spec.num_shared_experts),
+                "a count whose shared experts together are at most " +
+                    std::to_string(kMaxModelFfnWidth) +
+                    " wide (num_shared_experts x "
+                    "expert_ffn_hidden_size), or give shared_expert_ffn_hidden_size");
+    }
     spec.shared_expert_ffn_hidden_size =
-        moe->int_or("shared_expert_ffn_hidden_size",
-                    spec.num_shared_experts * spec.expert_ffn_hidden_size, 0, 16 * kMaxWidth);
+        shared_width.value_or(spec.num_shared_experts * spec.expert_ffn_hidden_size);
     spec.moe_layer_frequency = moe->int_or("moe_layer_frequency", 1, 1, kMaxLayers);
     spec.first_dense_layers = moe->int_or("first_dense_layers", 0, 0, m.num_layers);
     moe->finish();
@@ -187,8 +203,82 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
   return m;
 }
 
+double model_params_in_double(const ModelSpec& m, int64_t seq_length) {
+  // The same terms as total_params() above, in double (tests/core/model_spec_test.cpp checks
+  // that the two agree on every preset).
+  const double h = static_cast<double>(m.hidden_size);
+  const double heads = static_cast<double>(m.num_attention_heads);
+  const double qw = heads * static_cast<double>(m.head_dim);
+  const double kvw = static_cast<double>(m.num_query_groups) * static_cast<double>(m.head_dim);
+  double attention = h * (qw + 2 * kvw) + qw * h;
+  if (m.mla) {
+    const double q_rank = static_cast<double>(m.mla->q_lora_rank);
+    const double kv_rank = static_cast<double>(m.mla->kv_lora_rank);
+    const double nope = static_cast<double>(m.mla->qk_nope_head_dim);
+    const double rope = static_cast<double>(m.mla->qk_rope_head_dim);
+    const double v = static_cast<double>(m.mla->v_head_dim);
+    const double q =
+        q_rank > 0 ? h * q_rank + q_rank * heads * (nope + rope) : h * heads * (nope + rope);
+    attention = q + h * (kv_rank + rope) + kv_rank * heads * (nope + v) + heads * v * h;
+  }
+  const double matrices = static_cast<double>(m.mlp_matrices());
+  const double per_norm = m.normalization == Normalization::LayerNorm ? 2 * h : h;
+  const double norms = 2 * per_norm;
+  const double dense = matrices * h * static_cast<double>(m.ffn_hidden_size);
+  double moe = 0;
+  double moe_layers = 0;
+  if (m.moe) {
+    const double experts = static_cast<double>(m.moe->num_experts);
+    const double routed = matrices * h * static_cast<double>(m.moe->expert_ffn_hidden_size);
+    const double shared = matrices * h * static_cast<double>(m.moe->shared_expert_ffn_hidden_size);
+    moe = h * experts + experts * routed + shared;
+    moe_layers = static_cast<double>(m.num_moe_layers());
+  }
+  const double layers = static_cast<double>(m.num_layers);
+  const double vocab = static_cast<double>(m.vocab_size);
+  const double position = m.position_embedding == PositionEmbedding::Learned
+                              ? static_cast<double>(seq_length) * h
+                              : 0.0;
+  const double output = m.tied_embeddings ? 0.0 : vocab * h;
+  return vocab * h + position + output + per_norm +
+         (layers - moe_layers) * (attention + dense + norms) +
+         moe_layers * (attention + moe + norms);
+}
+
 void validate_model_spec(const ModelSpec& m, const std::string& file, const std::string& path) {
   auto key = [&](std::string_view k) { return join_key_path(path, k); };
+  // Field bounds (the parsers check them with their own key names; a Hugging Face import or a
+  // model built in code is checked here again).
+  auto bound = [&](std::string_view k, int64_t value, int64_t min, int64_t max) {
+    if (value < min || value > max) {
+      throw InputError(file, key(k), std::to_string(value),
+                       "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+  };
+  bound("num_layers", m.num_layers, 1, kMaxLayers);
+  bound("hidden_size", m.hidden_size, 1, kMaxWidth);
+  bound("num_attention_heads", m.num_attention_heads, 1, kMaxHeads);
+  bound("num_query_groups", m.num_query_groups, 1, kMaxHeads);
+  bound("head_dim", m.head_dim, 1, kMaxWidth);
+  bound("ffn_hidden_size", m.ffn_hidden_size, 1, kMaxModelFfnWidth);
+  bound("vocab_size", m.vocab_size, 1, kMaxVocab);
+  if (m.moe) {
+    bound("moe.num_experts", m.moe->num_experts, 1, kMaxExperts);
+    bound("moe.top_k", m.moe->top_k, 1, m.moe->num_experts);
+    bound("moe.expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size, 1, kMaxModelFfnWidth);
+    bound("moe.num_shared_experts", m.moe->num_shared_experts, 0, kMaxExperts);
+    bound("moe.shared_expert_ffn_hidden_size", m.moe->shared_expert_ffn_hidden_size, 0,
+          kMaxModelFfnWidth);
+    bound("moe.moe_layer_frequency", m.moe->moe_layer_frequency, 1, kMaxLayers);
+    bound("moe.first_dense_layers", m.moe->first_dense_layers, 0, kMaxLayers);
+  }
+  if (m.mla) {
+    bound("mla.q_lora_rank", m.mla->q_lora_rank, 0, kMaxWidth);
+    bound("mla.kv_lora_rank", m.mla->kv_lora_rank, 1, kMaxWidth);
+    bound("mla.qk_nope_head_dim", m.mla->qk_nope_head_dim, 1, kMaxWidth);
+    bound("mla.qk_rope_head_dim", m.mla->qk_rope_head_dim, 0, kMaxWidth);
+    bound("mla.v_head_dim", m.mla->v_head_dim, 1, kMaxWidth);
+  }
   if (m.num_query_groups > m.num_attention_heads ||
       m.num_attention_heads % m.num_query_groups != 0) {
     throw InputError(
@@ -198,6 +288,17 @@ void validate_model_spec(const ModelSpec& m, const std::string& file, const std:
   if (m.moe && m.moe->first_dense_layers >= m.num_layers) {
     throw InputError(file, key("moe.first_dense_layers"), std::to_string(m.moe->first_dense_layers),
                      "fewer than num_layers (" + std::to_string(m.num_layers) + ")");
+  }
+  // The products: with at most kMaxModelParams parameters every int64 count (each a sum of
+  // non-negative terms of this total) stays below 2^53, and byte and FLOP counts stay finite.
+  const double params = model_params_in_double(m, kMaxModelSeqLength);
+  if (!(params <= kMaxModelParams)) {
+    throw InputError(file, path.empty() ? "(model size)" : path,
+                     "a model of " + sci(params) + " parameters (num_layers " +
+                         std::to_string(m.num_layers) + ", hidden_size " +
+                         std::to_string(m.hidden_size) + ")",
+                     "at most " + sci(kMaxModelParams) +
+                         " parameters; reduce num_layers, the widths or the expert counts");
   }
 }
 

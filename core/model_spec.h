@@ -13,6 +13,19 @@
 
 namespace parplan {
 
+// Largest sizes a model may have: far above any published model, and small enough that every
+// derived count below fits in 64 bits. Each field has its own bound; kMaxModelParams bounds
+// their products (layers x hidden^2 x ..., experts x expert width x hidden), checked in double
+// by validate_model_spec before any int64 product is formed.
+inline constexpr int64_t kMaxModelLayers = 100'000;
+inline constexpr int64_t kMaxModelWidth = 1'000'000;  // hidden, head_dim, MLA ranks
+inline constexpr int64_t kMaxModelFfnWidth = 16 * kMaxModelWidth;
+inline constexpr int64_t kMaxModelHeads = 100'000;
+inline constexpr int64_t kMaxModelVocab = 100'000'000;
+inline constexpr int64_t kMaxModelExperts = 1'000'000;
+inline constexpr int64_t kMaxModelSeqLength = 100'000'000;  // = training.seq_length's bound
+inline constexpr double kMaxModelParams = 1e15;             // ~500x the largest published
+
 enum class Activation { Gelu, Swiglu };
 enum class Normalization { LayerNorm, RmsNorm };
 enum class PositionEmbedding { Learned, Rotary, Alibi };
@@ -77,8 +90,14 @@ struct ModelSpec {
 // Reads an inline model object (contract §1 "model"); `file`/`path` name it in errors.
 ModelSpec parse_model_spec(const Json& object, const std::string& file, const std::string& path);
 
-// Checks relations inside one model (query groups divide heads, MoE ranges, ...).
+// Checks relations inside one model (query groups divide heads, MoE ranges, ...), every
+// field's bound, and that the parameter count (at the longest sequence) is at most
+// kMaxModelParams, so that the int64 counts above cannot overflow.
 void validate_model_spec(const ModelSpec& model, const std::string& file, const std::string& path);
+
+// Parameters of the model at `seq_length`, computed in double from the fields alone (the
+// int64 methods above may overflow on unchecked fields; this cannot).
+double model_params_in_double(const ModelSpec& model, int64_t seq_length);
 
 Json model_spec_to_json(const ModelSpec& model);
 

@@ -1,6 +1,7 @@
 #include "core/parallel_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "core/check.h"
@@ -124,7 +125,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   }
   p.zero_shard_size = in.int_or("zero_shard_size", 0, 0, kMaxDegree);
 
-  const int64_t model_parallel = p.tp * p.pp * p.cp;
+  const int64_t model_parallel = p.model_parallel_gpus();
   if (const auto dp = in.optional_int("dp", 1, kMaxDegree)) {
     p.dp = *dp;
   } else if (model_parallel <= num_gpus && num_gpus % model_parallel == 0) {
@@ -143,10 +144,12 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
     return PlanViolation{std::move(reason), std::move(key), std::move(found), std::move(allowed)};
   };
   if (p.num_gpus() != cluster.num_gpus) {
-    return violation("gpu-count", "plan.dp",
-                     "tp*pp*dp*cp = " + str(p.tp) + "*" + str(p.pp) + "*" + str(p.dp) + "*" +
-                         str(p.cp) + " = " + str(p.num_gpus()),
-                     "a product equal to the cluster's " + str(cluster.num_gpus) + " GPUs");
+    const int64_t product = p.num_gpus();
+    return violation(
+        "gpu-count", "plan.dp",
+        "tp*pp*dp*cp = " + str(p.tp) + "*" + str(p.pp) + "*" + str(p.dp) + "*" + str(p.cp) + " = " +
+            (product == std::numeric_limits<int64_t>::max() ? "more than 2^63" : str(product)),
+        "a product equal to the cluster's " + str(cluster.num_gpus) + " GPUs");
   }
   if (model.num_attention_heads % p.tp != 0) {
     return violation(
@@ -212,6 +215,11 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
     }
   }
   const int64_t chunks = p.pp * p.vpp;
+  if (chunks > kMaxPipelineChunks) {
+    return violation("pipeline-size", p.vpp > 1 ? "plan.vpp" : "plan.pp",
+                     "pp*vpp = " + str(chunks) + " model chunks",
+                     "at most " + str(kMaxPipelineChunks) + " model chunks");
+  }
   if (!p.layers_per_stage.empty()) {
     if (static_cast<int64_t>(p.layers_per_stage.size()) != chunks) {
       return violation("layer-split", "plan.layers_per_stage",

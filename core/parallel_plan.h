@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checked_int.h"
 #include "core/cluster_spec.h"
 #include "core/framework.h"
 #include "core/json_input.h"
@@ -43,8 +44,9 @@ struct ParallelPlan {
   std::vector<std::string> given_keys;
   bool was_given(std::string_view key) const;
 
-  int64_t model_parallel_gpus() const { return tp * pp * cp; }
-  int64_t num_gpus() const { return tp * pp * cp * dp; }
+  // Saturate at INT64_MAX instead of overflowing (a plan may hold any accepted degrees).
+  int64_t model_parallel_gpus() const { return saturating_product({tp, pp, cp}); }
+  int64_t num_gpus() const { return saturating_product({tp, pp, cp, dp}); }
   int64_t num_micro_batches(int64_t global_batch_size) const {
     return global_batch_size / (dp * micro_batch_size);
   }
@@ -53,6 +55,11 @@ struct ParallelPlan {
   int64_t expert_tp() const { return (dp * cp) % ep == 0 ? tp : 1; }
   int64_t effective_zero_shard() const { return zero_shard_size > 0 ? zero_shard_size : dp; }
 };
+
+// Most model chunks (pp * vpp) a plan may have: the pipeline simulation's cost grows with
+// their square (512 chunks take seconds in a Debug sanitizer build), and published runs use
+// at most ~128. The planner counts larger plans as "pipeline-size".
+inline constexpr int64_t kMaxPipelineChunks = 512;
 
 // Why a plan is not valid; `reason` is a short stable tag the planner counts.
 struct PlanViolation {

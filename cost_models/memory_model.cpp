@@ -1,7 +1,9 @@
 #include "cost_models/memory_model.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "core/check.h"
 #include "core/schedule.h"
 #include "core/units.h"
 #include "cost_models/activation_memory.h"
@@ -113,6 +115,9 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
       out.peak_stage = stage.stage;
     }
   }
+  // Model sizes are bounded (core/model_spec.h), so this holds for every accepted job.
+  PARPLAN_CHECK(std::isfinite(out.peak_bytes), job.file, ": the memory model gave ", out.peak_bytes,
+                " bytes for model ", job.model.name);
   out.fits = out.peak_bytes <= out.capacity_bytes;
   return out;
 }

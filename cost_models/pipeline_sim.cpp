@@ -12,6 +12,7 @@ namespace parplan::cost {
 namespace {
 
 constexpr double kNotDone = -1.0;
+constexpr int64_t kExactSingleStageMicroBatches = 4096;
 
 }  // namespace
 
@@ -156,7 +157,12 @@ PipelineResult simulate_pipeline_fast(const PipelineInput& in) {
   // virtual micro-batches), with margin for the transient of uneven stages to die out.
   const int64_t step = pp;
   const int64_t base = ((2 * pp * in.shape.vpp + 2 * pp) / step + 1) * step + m % step;
-  if (in.record_events || pp == 1 || m <= base + step) return simulate_pipeline(in);
+  // One stage runs its micro-batches back to back, so extrapolation is exact there too; it is
+  // simulated in full up to kExactSingleStageMicroBatches (a global batch of 10^9 sequences
+  // must not allocate and walk 10^9 slots).
+  if (in.record_events || m <= base + step || (pp == 1 && m <= kExactSingleStageMicroBatches)) {
+    return simulate_pipeline(in);
+  }
   PipelineInput small = in;
   small.shape.num_micro_batches = base;
   const PipelineResult a = simulate_pipeline(small);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/check.h"
 #include "core/collective.h"
 #include "cost_models/collective_model.h"
 #include "cost_models/layer_cost.h"
@@ -33,6 +34,30 @@ struct FsdpCosts {
   double gather_s = 0;  // all-gather of one layer's 16-bit weights
   double reduce_s = 0;  // reduce-scatter of one layer's gradients
 };
+
+// Results are finite or a clear error: an infinite or NaN time means a figure of the node is
+// zero where the job needs it (the job loader rejects the known cases) or an input beyond what
+// the model was checked for. Never print or rank such a plan.
+void check_finite_estimate(const Job& job, const StepEstimate& out) {
+  // The parts are non-negative: their sum is finite exactly when each one is (cheap enough for
+  // every plan the planner times).
+  if (std::isfinite(out.step_time_s + out.tokens_per_s + out.model_flops + out.mfu +
+                    out.breakdown.total())) {
+    return;
+  }
+  std::vector<std::pair<std::string, double>> values = out.breakdown.named();
+  values.emplace_back("step_time_s", out.step_time_s);
+  values.emplace_back("tokens_per_s", out.tokens_per_s);
+  values.emplace_back("model_flops", out.model_flops);
+  values.emplace_back("mfu", out.mfu);
+  for (const auto& [name, value] : values) {
+    PARPLAN_CHECK(std::isfinite(value), job.file, ": the step-time model gave ", value, " for ",
+                  name, " (model ", job.model.name, " on ", job.cluster.num_gpus, " x ",
+                  job.cluster.node.gpu.name, ", plan tp=", job.plan.tp, " pp=", job.plan.pp,
+                  " dp=", job.plan.dp, "); check the node's figures (a zero bandwidth or peak)");
+  }
+  PARPLAN_CHECK(false, job.file, ": the step-time model's results overflow a double");
+}
 
 }  // namespace
 
@@ -388,6 +413,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   double peak = node.gpu.peak_tflops(training.precision);
   if (peak <= 0) peak = node.gpu.peak_tflops(Precision::Bf16);
   out.mfu = out.model_tflops_per_gpu / peak;
+  check_finite_estimate(job, out);
   return out;
 }
 

@@ -10,14 +10,21 @@ namespace parplan::planner {
 
 namespace {
 
-int64_t parse_positive(const std::string& key, const std::string& value) {
+// The same bounds as the job file's plan keys (core/parallel_plan.cpp), so that products of
+// pinned degrees cannot overflow.
+constexpr int64_t kMaxFixedDegree = 1'000'000;
+constexpr int64_t kMaxFixedVpp = 1024;
+
+int64_t parse_positive(const std::string& key, const std::string& value,
+                       int64_t max = kMaxFixedDegree) {
   try {
     std::size_t used = 0;
     const long long v = std::stoll(value, &used);
-    if (used == value.size() && v >= 1) return v;
+    if (used == value.size() && v >= 1 && v <= max) return v;
   } catch (const std::exception&) {
   }
-  throw InputError("--fix", key, "\"" + value + "\"", "a positive integer");
+  throw InputError("--fix", key, "\"" + value + "\"",
+                   "a positive integer up to " + std::to_string(max));
 }
 
 std::vector<int64_t> fixed_or(const std::optional<int64_t>& fix, std::vector<int64_t> options) {
@@ -79,7 +86,7 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
     else if (key == "ep")
       out.ep = parse_positive(key, value);
     else if (key == "vpp")
-      out.vpp = parse_positive(key, value);
+      out.vpp = parse_positive(key, value, kMaxFixedVpp);
     else if (key == "micro_batch_size" || key == "mbs")
       out.micro_batch_size = parse_positive(key, value);
     else if (key == "sequence_parallel") {

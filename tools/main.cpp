@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
       "Start with: parplan simulate --job JOB.json   (parplan COMMAND --help for more)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "parplan 0.1.0");
+  // Usage errors (exit 2) start like every other error message.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return "error: " + CLI::FailureMessage::simple(failed, e);
+  });
   parplan::tools::register_simulate(app);
   parplan::tools::register_plan(app);
   parplan::tools::register_models(app);

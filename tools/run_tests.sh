@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs what is missing, checks formatting, builds a Debug
-# ASan+UBSan tree and runs every test but the GPU ones, then (when nvcc exists) compiles the
-# CUDA sources without running them.
+# ASan+UBSan tree and runs every test but the GPU ones (the bad-input corpus included), runs
+# the planner tests under ThreadSanitizer, replays the fuzz seeds and fuzzes each input
+# parser for 60 s (when clang is present), then (when nvcc exists) compiles the CUDA sources
+# without running them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
@@ -16,6 +18,24 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_SANITIZE="address;un
 cmake --build build-asan -j"$(nproc)"
 echo "== ctest -LE gpu"
 (cd build-asan && ctest -LE gpu --output-on-failure -j"$(nproc)")
+
+echo "== ThreadSanitizer: planner tests (threaded search)"
+step=$(date +%s)
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARPLAN_SANITIZE=thread \
+  -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_ENABLE_MPI=OFF -DPARPLAN_ENABLE_BENCHMARKS=OFF >/dev/null
+cmake --build build-tsan -j"$(nproc)" --target planner_test
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest -L unit -R '^(PlanSpace|Search)\.' --output-on-failure -j"$(nproc)")
+echo "== ThreadSanitizer step: $(( $(date +%s) - step )) s"
+
+if command -v clang++ >/dev/null 2>&1; then
+  echo "== fuzz: replay the seed corpus, then 60 s per input parser"
+  step=$(date +%s)
+  tools/fuzz.sh 60
+  echo "== fuzz step: $(( $(date +%s) - step )) s"
+else
+  echo "== fuzz: skipped (no clang++; tools/deps.sh installs it)"
+fi
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "== CUDA compile-only build (no GPU here: nothing CUDA runs)"

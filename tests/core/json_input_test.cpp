@@ -76,6 +76,45 @@ TEST(JsonReader, ChoiceListsAllowedValues) {
       << msg;
 }
 
+TEST(JsonReader, ZeroIsBelowAPositiveMinimum) {
+  // nlohmann stores 0 and every non-negative literal as unsigned: the minimum applies to them.
+  const Json j = parse_json(R"({"tp": 0, "pp": 3})", "job.json");
+  JsonReader in(j, "job.json", "plan");
+  EXPECT_NE(error_of([&] { in.require_int("tp", 1); }).find("plan.tp: found 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { in.require_int("pp", 4, 8); }).find("plan.pp: found 3"),
+            std::string::npos);
+  EXPECT_EQ(in.require_int("pp", 0, 8), 3);
+}
+
+TEST(JsonInput, NumberBeyondDoubleNamesFileAndKey) {
+  const std::string msg =
+      error_of([] { parse_json(R"({"plan": {"tp": 2, "pp": 1e400}})", "job.json"); });
+  EXPECT_NE(msg.find("job.json: plan.pp: found a number beyond the double range"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(error_of([] { parse_json(R"([1, -1e999])", "a.json"); }).find("a.json"),
+            std::string::npos);
+}
+
+TEST(JsonReader, MissingKeyNamesAMisspeltOne) {
+  const Json j = parse_json(R"({"seq_lenght": 4096})", "job.json");
+  JsonReader in(j, "job.json", "training");
+  EXPECT_NE(error_of([&] { in.require_int("seq_length", 1); })
+                .find("training.seq_length: found nothing (the key is missing; is \"seq_lenght\" "
+                      "a misspelling?)"),
+            std::string::npos);
+}
+
+TEST(ReadTextFile, DevicesAndMissingPathsAreErrors) {
+  // /dev/zero never ends: the read stops one byte past the 64 MiB limit.
+  EXPECT_NE(error_of([] { read_text_file("/dev/zero"); }).find("larger than the limit"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { read_text_file("/dev/null"); }).find("empty file"), std::string::npos);
+  EXPECT_NE(error_of([] { read_text_file("/nonexistent/job.json"); }).find("no such file"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { read_text_file("/"); }).find("a directory"), std::string::npos);
+}
+
 TEST(EditDistance, ClosedForms) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);

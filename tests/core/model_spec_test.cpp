@@ -52,5 +52,61 @@ TEST(ModelSpec, HeadsMustDivideHiddenWithoutHeadDim) {
   EXPECT_THROW(parse_model_spec(j, "m.json", "model"), InputError);
 }
 
+// The overflow check counts in double what total_params() counts in int64: they must agree.
+TEST(ModelSpec, DoubleCountMatchesTheInt64CountOnEveryPreset) {
+  for (const auto& name : model_preset_names()) {
+    SCOPED_TRACE(name);
+    const ModelSpec m = *find_model_preset(name);
+    for (int64_t seq : {int64_t{1}, int64_t{4096}, int64_t{131072}}) {
+      const double exact = static_cast<double>(m.total_params(seq));
+      EXPECT_NEAR(model_params_in_double(m, seq), exact, 1e-12 * exact);
+    }
+  }
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_model_spec(parse_json(text, "m.json"), "m.json", "model");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ModelSpec, ProductsBeyondTheBoundAreInputErrors) {
+  // Each field is within its own bound; their products are not (4e22 and 1.3e20 parameters,
+  // beyond int64): an error naming the model, never an overflow.
+  EXPECT_NE(error_of(R"({"name": "x", "num_layers": 100000, "hidden_size": 1000000,
+      "num_attention_heads": 100000, "head_dim": 1000000, "vocab_size": 100000000})")
+                .find("model: found a model of 4e+22 parameters"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"name": "x", "num_layers": 4, "hidden_size": 1000000,
+      "num_attention_heads": 1000, "vocab_size": 10,
+      "moe": {"num_experts": 1000000, "expert_ffn_hidden_size": 16000000}})")
+                .find("parameters"),
+            std::string::npos);
+  // The default shared-expert width (count x width) is bounded too.
+  EXPECT_NE(error_of(R"({"name": "x", "num_layers": 4, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 10,
+      "moe": {"num_experts": 8, "expert_ffn_hidden_size": 16000000, "num_shared_experts": 2}})")
+                .find("model.moe.num_shared_experts"),
+            std::string::npos);
+  // Zero is not a positive size (JSON's non-negative integers are unsigned in nlohmann).
+  EXPECT_NE(error_of(R"({"name": "x", "num_layers": 0, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 10})")
+                .find("model.num_layers: found 0"),
+            std::string::npos);
+}
+
+TEST(ModelSpec, ValidateChecksFieldsOfModelsBuiltInCode) {
+  ModelSpec m = *find_model_preset("llama2-7b");
+  m.hidden_size = 2'000'000;
+  EXPECT_THROW(validate_model_spec(m, "code", "model"), InputError);
+  m = *find_model_preset("llama2-7b");
+  m.num_layers = 0;
+  EXPECT_THROW(validate_model_spec(m, "code", "model"), InputError);
+  EXPECT_NO_THROW(validate_model_spec(*find_model_preset("deepseek-v3"), "code", "model"));
+}
+
 }  // namespace
 }  // namespace parplan

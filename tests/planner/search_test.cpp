@@ -37,6 +37,49 @@ TEST(Search, IdenticalResultsForAnyThreadCount) {
   EXPECT_EQ(a.rejected, b.rejected);
 }
 
+// Thread counts below, at and above the cores, with an uneven last chunk: every count, every
+// ranked plan and every number of its estimate is the same (compared as the JSON the CLI
+// prints would be), the Pareto front included, for a dense and an MoE job and both objectives.
+// tools/run_tests.sh also runs this under ThreadSanitizer.
+TEST(Search, EveryThreadCountGivesTheSameRankingAndEstimates) {
+  auto fingerprint = [](const SearchResult& r) {
+    Json out = {{"considered", r.considered},
+                {"valid", r.valid},
+                {"feasible", r.feasible},
+                {"evaluated", r.evaluated},
+                {"pruned", r.pruned_by_bound},
+                {"rejected", r.rejected},
+                {"layer_cost_keys", r.layer_cost_keys}};
+    for (const auto* list : {&r.top, &r.pareto}) {
+      Json plans = Json::array();
+      for (const auto& p : *list) {
+        plans.push_back({parallel_plan_to_json(p.plan), p.estimate.step_time_s,
+                         p.estimate.memory.peak_bytes, p.estimate.mfu,
+                         p.estimate.breakdown.named()});
+      }
+      out[list == &r.top ? "top" : "pareto"] = plans;
+    }
+    return out.dump();
+  };
+  const Job dense = job_for("llama3.1-8b", "dgx-h100", 1, 32, 4096);
+  const Job moe = job_for("mixtral-8x7b", "dgx-h100", 1, 32, 4096);
+  for (const Job* job : {&dense, &moe}) {
+    for (Objective objective : {Objective::Throughput, Objective::MemoryHeadroom}) {
+      SearchOptions options;
+      options.top_k = 7;
+      options.pareto = job == &dense;  // evaluates every feasible plan
+      options.objective = objective;
+      options.threads = 1;
+      const std::string reference = fingerprint(search_plans(*job, options));
+      for (int threads : {2, 3, 8}) {
+        SCOPED_TRACE(job->model.name + " threads " + std::to_string(threads));
+        options.threads = threads;
+        EXPECT_EQ(fingerprint(search_plans(*job, options)), reference);
+      }
+    }
+  }
+}
+
 TEST(Search, PruningKeepsTheExhaustiveBest) {
   const Job job = job_for("llama3.1-8b", "dgx-h100", 2, 64, 8192);
   SearchOptions pruned;

@@ -13,6 +13,7 @@ _parplan_line(PARPLAN_HAVE_NCCL "NCCL ${PARPLAN_NCCL_LIBRARY}" "(set NCCL_HOME t
 _parplan_line(PARPLAN_HAVE_CUPTI "CUPTI" "(CUDA::cupti target missing)")
 _parplan_line(PARPLAN_ENABLE_TESTS "tests (GoogleTest)" "")
 _parplan_line(PARPLAN_ENABLE_GPU_TESTS "GPU tests (label gpu)" "(-DPARPLAN_ENABLE_GPU_TESTS=ON on a GPU machine)")
+_parplan_line(PARPLAN_ENABLE_FUZZERS "libFuzzer targets (tests/fuzz)" "(tools/fuzz.sh builds them with clang)")
 if(PARPLAN_SANITIZE)
   message(STATUS "  sanitizers: ${PARPLAN_SANITIZE}")
 endif()

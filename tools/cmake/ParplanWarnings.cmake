@@ -20,3 +20,16 @@ if(PARPLAN_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_parplan_san} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
   target_link_options(parplan_options INTERFACE -fsanitize=${_parplan_san})
 endif()
+
+# libFuzzer: clang only. Every library gets coverage instrumentation; the fuzz targets
+# (tests/fuzz) link the fuzzer runtime.
+if(PARPLAN_ENABLE_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR
+      "PARPLAN_ENABLE_FUZZERS needs clang's libFuzzer, not ${CMAKE_CXX_COMPILER_ID}: configure "
+      "a separate build folder with -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang "
+      "(Debian: apt-get install clang libclang-rt-14-dev), or run tools/fuzz.sh, which does.")
+  endif()
+  target_compile_options(parplan_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+endif()
