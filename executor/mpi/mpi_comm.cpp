@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "core/leak_check_pause.h"
 
 namespace parplan::executor {
 
@@ -40,7 +41,10 @@ class MpiComm final : public Comm {
     if (comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalize_ && !finalized) MPI_Finalize();
+    if (finalize_ && !finalized) {
+      const LeakCheckPause pause;  // Open MPI's state lives until exit
+      MPI_Finalize();
+    }
   }
 
   int rank() const override { return rank_; }
@@ -165,6 +169,7 @@ std::unique_ptr<Comm> make_mpi_world() {
   if (!initialized) {
     int provided = 0;
     // The watchdog thread never calls MPI; the main thread does all communication.
+    const LeakCheckPause pause;  // Open MPI's start-up state lives until exit
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/leak_check_pause.h"
 #include "profiler/mpi/mpi_check.h"
 
 namespace parplan::profiler {
@@ -22,6 +23,7 @@ MpiProcessGroup::MpiProcessGroup() {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
+    const LeakCheckPause pause;  // Open MPI's start-up state lives until exit
     PARPLAN_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
     owns_mpi_ = true;
   }
@@ -49,7 +51,10 @@ MpiProcessGroup::~MpiProcessGroup() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (owns_mpi_ && !finalized) MPI_Finalize();
+  if (owns_mpi_ && !finalized) {
+    const LeakCheckPause pause;
+    MPI_Finalize();
+  }
 }
 
 void MpiProcessGroup::barrier() { PARPLAN_MPI_CHECK(MPI_Barrier(comm_)); }

@@ -27,9 +27,13 @@ CommandResult run_command(const std::string& prefix, const std::string& args);
 CommandResult run_parplan(const std::string& args) { return run_command("", args); }
 
 CommandResult run_parplan_mpi(int ranks, const std::string& args) {
-  return run_command("mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS -np " +
-                         std::to_string(ranks) + " ",
+  return run_command("mpirun --allow-run-as-root --oversubscribe -x " + kMpiRankAsanOptions +
+                         " -np " + std::to_string(ranks) + " ",
                      args);
+}
+
+CommandResult run_parplan_with_env(const std::string& env, const std::string& args) {
+  return run_command(env + " ", args);
 }
 
 namespace {

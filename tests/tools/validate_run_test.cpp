@@ -16,8 +16,10 @@ TEST(ValidateRun, PredictsTheExecutorWithTheMachinesProfile) {
   // Two ranks, so the profile holds this machine's MPI collectives too.
   const auto p = test::run_parplan_mpi(2, "profile --backend cpu --quick --out " + profile);
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  const auto r = test::run_parplan("validate --run --quick --steps 2 --ranks 2 --profile " +
-                                   profile + " --json");
+  // validate --run starts mpirun itself; its ranks inherit this environment.
+  const auto r = test::run_parplan_with_env(
+      test::kMpiRankAsanOptions,
+      "validate --run --quick --steps 2 --ranks 2 --profile " + profile + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto v = nlohmann::json::parse(r.out);
   ASSERT_EQ(v["runs"].size(), 3u);
