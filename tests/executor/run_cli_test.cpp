@@ -259,6 +259,41 @@ TEST(RunCli, AKilledRankEndsTheJob) {
   EXPECT_NE(r.err.find("rank 1"), std::string::npos) << r.err;
 }
 
+// `parplan profile` under mpirun with one rank killed mid-run: every rank ends, non-zero,
+// within 30 s, the message names the killed rank, no process is left behind.
+TEST(RunCli, AKilledRankEndsAProfile) {
+  Folder f;
+  const std::string mark = "profile" + std::to_string(getpid());
+  const auto start = Clock::now();
+  setenv("PARPLAN_TEST_MARK", mark.c_str(), 1);
+  const std::string command =
+      std::string(PARPLAN_MPIEXEC) +
+      " -np 2 --oversubscribe --allow-run-as-root -x ASAN_OPTIONS=detect_leaks=0"
+      " -x PARPLAN_TEST_MARK " +
+      PARPLAN_BINARY + " profile --backend cpu --out " + f.file("profile.json");
+  const pid_t pid = spawn(command, f);
+  unsetenv("PARPLAN_TEST_MARK");
+  pid_t victim = -1;
+  for (int i = 0; i < 200 && victim < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    victim = find_rank(mark, 1);
+  }
+  ASSERT_GT(victim, 0) << "rank 1 did not start";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // let it measure
+  const auto signalled = Clock::now();
+  kill(victim, SIGKILL);
+  Result r = finish(pid, f, start, 90);
+  const double seconds = std::chrono::duration<double>(Clock::now() - signalled).count();
+  for (int i = 0; i < 100 && any_left(mark); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(any_left(mark)) << "stray parplan processes remain";
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(seconds, 30);
+  EXPECT_NE((r.out + r.err).find("rank 1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(f.file("profile.json"))) << "a half profile was written";
+}
+
 TEST(RunCli, AStalledRankIsCaughtByTheWatchdog) {
   const Result r = run_and_signal("--comm-timeout 2", SIGSTOP, "stop" + std::to_string(getpid()));
   EXPECT_NE(r.exit_code, 0);

@@ -1,0 +1,103 @@
+// Mechanisms beyond dp x tp x pp against hand calculations: the expert all-to-all message
+// sizes, ZeRO-3/FSDP memory, context-parallel activation split.
+#include <gtest/gtest.h>
+
+#include "core/collective.h"
+#include "cost_models/collective_model.h"
+#include "cost_models/layer_cost.h"
+#include "cost_models/memory_model.h"
+#include "cost_models/parameter_layout.h"
+
+namespace parplan::cost {
+namespace {
+
+Job job_from(const std::string& text) {
+  return parse_job(parse_json(text, "job.json"), "job.json", "");
+}
+
+TEST(Beyond3d, ExpertAllToAllCarriesTopKCopiesOfEveryToken) {
+  // Mixtral 8x7B, ep 8 inside one DGX H100: each GPU dispatches T * top_k rows of h 16-bit
+  // values, and combines as many back: 2 all-to-alls forward and 2 backward.
+  const Job job =
+      job_from(R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 1, "dp": 8, "ep": 8, "micro_batch_size": 1}})");
+  const CostContext ctx = CostContext::make(job, job.cluster.node);
+  const double T = 4096, k = 2, h = 4096;
+  const double bytes = T * k * h * 2.0;
+  EXPECT_EQ(ctx.ep_group.size, 8);
+  EXPECT_EQ(ctx.ep_group.nodes, 1);
+  const double a2a =
+      collective_cost(job.cluster.node, Collective::AllToAll, ctx.ep_group, bytes).time_s;
+  // Hand calculation: latency + S (n-1)/n / busbw, busbw = 450 GB/s NVLink x 0.82 efficiency.
+  const double busbw =
+      job.cluster.node.intra.link_bandwidth_gbps * job.cluster.node.intra.busbw_efficiency;
+  EXPECT_NEAR(a2a, job.cluster.node.intra.latency_us * 1e-6 + bytes * 7.0 / 8.0 / (busbw * 1e9),
+              1e-12);
+  const LayerTime moe = moe_layer_time(ctx);
+  EXPECT_NEAR(moe.forward.ep_comm, 2 * a2a, 1e-12);
+  EXPECT_NEAR(moe.backward.ep_comm, 2 * a2a, 1e-12);
+}
+
+TEST(Beyond3d, ExpertAllToAllAcrossNodesIsBoundByTheNics) {
+  // ep 16 over two nodes: of each GPU's (n-1)/n * S outgoing bytes, 8/16 leave the node over
+  // its NIC (one per GPU on a DGX H100).
+  const Job job =
+      job_from(R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "num_nodes": 4},
+      "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 2, "dp": 16, "ep": 8, "micro_batch_size": 1}})");
+  GroupPlacement group = place_strided(16, 1, 8);
+  const double S = 1e9;
+  const auto& node = job.cluster.node;
+  const double nic = node.nic_bandwidth_bytes_per_s();
+  const double t_network = (16.0 - 8.0) / 16.0 / (nic * 8.0 / 8.0);
+  const double t_local =
+      (8.0 - 1.0) / 16.0 / (node.intra.link_bandwidth_gbps * node.intra.busbw_efficiency * 1e9);
+  const double expected = node.inter.latency_us * 1e-6 + S * std::max(t_network, t_local);
+  EXPECT_NEAR(collective_cost(node, Collective::AllToAll, group, S).time_s, expected,
+              1e-9 * expected);
+}
+
+TEST(Beyond3d, FsdpMemoryMatchesTheClosedForm) {
+  // torchtitan FSDP2 (zero 3) over dp 8: fp32 weights, fp32 gradients and two Adam moments,
+  // all sharded: 16 bytes per parameter / 8; plus two gathered 16-bit layers and one layer of
+  // unsharded fp32 gradients.
+  const Job job = job_from(R"({"framework": "torchtitan", "model": "llama3.1-8b",
+      "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 8, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 1, "dp": 8, "zero_stage": 3, "micro_batch_size": 1}})");
+  const MemoryEstimate mem = estimate_memory(job);
+  const StageMemory& s = mem.stages[0];
+  const double P = static_cast<double>(job.model.total_params(4096));
+  EXPECT_NEAR(s.weights_bytes, 4 * P / 8, 1e-6 * s.weights_bytes);
+  EXPECT_NEAR(s.gradients_bytes, 4 * P / 8, 1e-6 * s.gradients_bytes);
+  EXPECT_NEAR(s.optimizer_bytes, 8 * P / 8, 1e-6 * s.optimizer_bytes);
+  const auto stages = stage_parameters(job);
+  const double layer = stages[0].largest_layer_params;
+  EXPECT_NEAR(layer, static_cast<double>(job.model.layer_params(0)), 1.0);
+  EXPECT_GE(s.transient_bytes, layer * (2 * 2 + 4));
+  // ZeRO-1 (distributed optimizer) shards only the optimizer state.
+  Job zero1 = job;
+  zero1.framework = Framework::MegatronCore;
+  zero1.plan.zero_stage = 1;
+  const StageMemory z1 = estimate_memory(zero1).stages[0];
+  EXPECT_NEAR(z1.weights_bytes, 2 * P, 1e-6 * z1.weights_bytes);
+  EXPECT_NEAR(z1.gradients_bytes, 4 * P, 1e-6 * z1.gradients_bytes);
+  EXPECT_NEAR(z1.optimizer_bytes, 12 * P / 8, 1e-6 * z1.optimizer_bytes);
+}
+
+TEST(Beyond3d, ContextParallelDividesActivationsAndShardsOptimizerOverDpTimesCp) {
+  const std::string base =
+      R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 8, "seq_length": 16384}, "plan": )";
+  const Job cp1 = job_from(base + R"({"tp": 1, "pp": 1, "dp": 8, "cp": 1})" + "}");
+  const Job cp4 = job_from(base + R"({"tp": 1, "pp": 1, "dp": 2, "cp": 4})" + "}");
+  const StageMemory a = estimate_memory(cp1).stages[0];
+  const StageMemory b = estimate_memory(cp4).stages[0];
+  EXPECT_NEAR(b.activations_bytes, a.activations_bytes / 4, 0.01 * a.activations_bytes);
+  // Megatron's distributed optimizer shards over dp x cp = 8 in both plans.
+  EXPECT_NEAR(b.optimizer_bytes, a.optimizer_bytes, 1e-6 * a.optimizer_bytes);
+}
+
+}  // namespace
+}  // namespace parplan::cost
