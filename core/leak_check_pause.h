@@ -25,8 +25,9 @@ class LeakCheckPause {
   LeakCheckPause() { __lsan_disable(); }
   ~LeakCheckPause() { __lsan_enable(); }
 #else
-  LeakCheckPause() = default;
-  ~LeakCheckPause() = default;
+  // User-provided (not = default), so that a scoped pause is not an unused variable.
+  LeakCheckPause() {}   // NOLINT(modernize-use-equals-default)
+  ~LeakCheckPause() {}  // NOLINT(modernize-use-equals-default)
 #endif
   LeakCheckPause(const LeakCheckPause&) = delete;
   LeakCheckPause& operator=(const LeakCheckPause&) = delete;

@@ -111,6 +111,9 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
     case Framework::Maxtext:
       fsdp_mixed_precision(t);
       t.pp_scatter_gather = false;
+      // XLA assigns buffers at compile time from the whole program's lifetimes (no caching
+      // allocator splitting blocks at run time): little fragmentation.
+      t.allocator_fragmentation = 0.05;
       break;
     case Framework::Other:
       megatron_mixed_precision(t, training.precision);
@@ -132,6 +135,8 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.logits_bytes_per_element = 2 * activation_bytes(training.precision);
       t.workspace_gib = 0;
       t.allocator_fragmentation = 0;
+      // Its kernels are measured by `parplan profile` (kernel_gbps); the rest stream.
+      t.memory_kernel_bandwidth_fraction = 1.0;
       break;
   }
   (void)plan;

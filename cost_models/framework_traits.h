@@ -30,6 +30,15 @@ struct FrameworkTraits {
   double norm_traffic_factor = 1.0;
   double rope_traffic_factor = 1.0;
   double activation_traffic_factor = 1.0;
+  // Bandwidth of the framework's memory-bound kernels (norms, activations, casts, residual
+  // adds, rotary, softmax, cross entropy) as a fraction of the GPU's streaming (STREAM/copy)
+  // bandwidth, where no measured kernel of that kind is known. Such kernels reduce along rows,
+  // convert precisions, transpose (fp8 cast_transpose) and run at moderate sizes, so they stay
+  // below a copy: on H100, production kernels (torch.compile-generated Triton, Liger) move
+  // about 2.0 TB/s of model bytes where a copy and speed-of-light hand-written kernels reach
+  // 3.0 TB/s (Guo, Zadouri, Dao 2025, "Getting Memory-bound Kernels to Speed-of-Light",
+  // Dao-AILab/quack media/2025-07-10-membound-sol.md, "Memory throughput"): 2.0 / 3.0 ~ 0.7.
+  double memory_kernel_bandwidth_fraction = 0.7;
   // Communication overlapped with compute.
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
   bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute
@@ -65,8 +74,13 @@ struct FrameworkTraits {
   bool pipe_buffers_per_micro_batch = false;
   // Framework memory beside the model (allocator reserve, workspaces, communication buffers).
   double workspace_gib = 1.0;
-  // Fraction of reserved-but-free memory the caching allocator holds at peak.
-  double allocator_fragmentation = 0.05;
+  // Fraction of the memory the allocator reserves for per-step tensors (activations,
+  // backward transients, logits) that is free but unusable at the peak. PyTorch's caching
+  // allocator splits cached blocks, and the irregular lifetimes of recomputation, pipelining
+  // and collectives leave about 15% of the reserved pool fragmented in LLM training (GMLake,
+  // Guo et al. ASPLOS 2024, arXiv 2401.08156: 15% on average, up to 33%, over eight LLMs on
+  // A100-80GB). Persistent buffers (weights, gradients, optimizer state) are allocated once.
+  double allocator_fragmentation = 0.15;
 };
 
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,

@@ -69,9 +69,11 @@ struct Ops {
   double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
 
   // A memory-bound kernel moving `bytes`; a measured kernel of that kind (GpuSpec::kernel_gbps,
-  // from a profile of the machine) sets its speed, else achievable HBM bandwidth does.
+  // from a profile of the machine) sets its speed, else the framework's share of the
+  // achievable HBM bandwidth does (FrameworkTraits::memory_kernel_bandwidth_fraction).
   double memory(double bytes, const char* kind = nullptr) const {
-    double bw = gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency;
+    double bw = gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency *
+                ctx.traits.memory_kernel_bandwidth_fraction;
     if (kind != nullptr) {
       if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end()) bw = it->second * 1e9;
     }
@@ -362,8 +364,12 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
         sp ? collective_cost(node, Collective::AllGather, ctx.tp_group, bytes).time_s +
                  collective_cost(node, Collective::ReduceScatter, ctx.tp_group, bytes).time_s
            : collective_cost(node, Collective::AllReduce, ctx.tp_group, bytes).time_s;
-    const double forward_comm = 2 * per_collective;
-    double backward_comm = 2 * per_collective;
+    // A MoE layer with sequence parallelism hands its sequence-sharded input straight to
+    // the token dispatcher (its all-to-all and expert-TP gathers are expert communication,
+    // moe_layer_time), so only the attention half has the dense TP pair.
+    const double pairs = moe_layer && sp ? 1.0 : 2.0;
+    const double forward_comm = pairs * per_collective;
+    double backward_comm = pairs * per_collective;
     if (ctx.traits.tp_comm_overlap) {
       out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
       out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
@@ -463,9 +469,17 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const bool swiglu = m.activation == Activation::Swiglu;
   const double k = static_cast<double>(moe.top_k);
   const double local_experts = static_cast<double>(moe.num_experts) / static_cast<double>(p.ep);
-  // Tokens routed to this GPU's experts (balanced routing, times the imbalance allowance),
+  // With sequence parallelism each GPU routes and dispatches its own T/tp tokens
+  // (Megatron-Core requires sequence parallelism for MoE with tp > 1); an expert-tensor-parallel
+  // group then all-gathers the tokens its experts received (MoEAlltoAllTokenDispatcher: all-to-
+  // all over ep, then all-gather over the expert-TP group; reduce-scatter and all-to-all back).
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double dispatched = sp ? T / t : T;
+  const bool etp_gather = sp && etp > 1;
+  // Rows routed to this GPU's experts (balanced routing, times the imbalance allowance),
   // split evenly over its experts: grouped GEMMs of smaller M.
-  const double routed = T * k * kExpertImbalance;
+  const double expert_rows = (etp_gather ? dispatched * etp : dispatched) * k;
+  const double routed = expert_rows * kExpertImbalance;
   const double per_expert = routed / local_experts;
 
   BlockTimes mlp;
@@ -488,26 +502,40 @@ LayerTime moe_layer_time(const CostContext& ctx) {
     add_linear(mlp, "shared expert fc2", ops, ctx, T, h, fs / t);
     add_memory_op(mlp, "shared expert activation", ops, ctx, (swiglu ? 3 : 2) * bpv * T * fs / t);
   }
-  // Router: a small GEMM over all experts, then softmax and top-k over T x E fp32 scores.
-  add_linear(mlp, "router", ops, ctx, T, static_cast<double>(moe.num_experts), h);
+  // Router: a small GEMM over all experts, then softmax and top-k over the dispatched tokens'
+  // fp32 scores.
+  add_linear(mlp, "router", ops, ctx, dispatched, static_cast<double>(moe.num_experts), h);
   add_memory_op(mlp, "router softmax/top-k", ops, ctx,
-                3 * 4.0 * T * static_cast<double>(moe.num_experts));
-  // Megatron-Core's all-to-all dispatcher copies the routed tokens (T * top_k rows of h)
-  // four times: permute by expert, sort the received chunks by local expert, sort back, and
-  // unpermute with the routing weights (token_dispatcher.py MoEAlltoAllTokenDispatcher); with
-  // one local expert the two chunk sorts disappear.
-  const double passes = local_experts > 1 ? 4.0 : 2.0;
-  add_memory_op(mlp, "token permutation", ops, ctx, passes * 2 * bpv * T * k * h);
+                3 * 4.0 * dispatched * static_cast<double>(moe.num_experts));
+  // Megatron-Core's all-to-all dispatcher copies the routed tokens four times: permute by
+  // expert and unpermute with the routing weights (the dispatched rows), and sort the received
+  // chunks by local expert and back (the expert rows); with one local expert the two chunk
+  // sorts disappear (token_dispatcher.py MoEAlltoAllTokenDispatcher).
+  const double permuted_rows = 2 * dispatched * k + (local_experts > 1 ? 2 * expert_rows : 0.0);
+  add_memory_op(mlp, "token permutation", ops, ctx, 2 * bpv * permuted_rows * h);
 
   LayerTime out = layer_time(ctx, mlp, 0.0, true);
   if (p.ep > 1) {
-    // Token dispatch and combine: all-to-alls of the routed tokens (T * top_k * h values
-    // per GPU), forward and again backward.
-    const double bytes = bpv * T * k * h;
+    // Token dispatch and combine: all-to-alls of the dispatched tokens (top_k copies of each,
+    // h values), forward and again backward.
+    const double bytes = bpv * dispatched * k * h;
     const double a2a = collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group, bytes).time_s;
     out.forward.ep_comm = 2 * a2a;
     out.backward.ep_comm = 2 * a2a;
     if (p.recompute == Recompute::Full) out.recompute.ep_comm = 2 * a2a;
+  }
+  if (etp_gather) {
+    // The expert-TP group gathers the received tokens before the experts and reduce-scatters
+    // their outputs (the expert rows, h values), forward and backward.
+    const double rows_bytes = bpv * expert_rows * h;
+    const double gather =
+        collective_cost(*ctx.node, Collective::AllGather, ctx.tp_group, rows_bytes).time_s +
+        collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s;
+    out.forward.ep_comm += gather;
+    out.backward.ep_comm += gather;
+    if (p.recompute == Recompute::Full) out.recompute.ep_comm += gather;
+  }
+  if (p.ep > 1) {
     if (p.schedule == ScheduleKind::DualPipe) {
       // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
       // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;

@@ -105,8 +105,10 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
       m.logits_bytes = tokens * vocab * traits.logits_bytes_per_element;
     }
     m.workspace_bytes = traits.workspace_gib * kGiB;
+    // Reserved = in use / (1 - fragmented fraction) for the per-step tensors.
+    const double per_step = m.activations_bytes + m.transient_bytes + m.logits_bytes;
     m.fragmentation_bytes =
-        traits.allocator_fragmentation * (m.activations_bytes + m.transient_bytes + m.logits_bytes);
+        per_step * traits.allocator_fragmentation / (1.0 - traits.allocator_fragmentation);
     out.stages.push_back(m);
   }
   for (const auto& stage : out.stages) {

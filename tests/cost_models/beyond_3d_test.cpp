@@ -39,6 +39,38 @@ TEST(Beyond3d, ExpertAllToAllCarriesTopKCopiesOfEveryToken) {
   EXPECT_NEAR(moe.backward.ep_comm, 2 * a2a, 1e-12);
 }
 
+TEST(Beyond3d, ExpertTensorParallelDispatchesSequenceShards) {
+  // tp 2 with sequence parallelism, ep 4 inside dp 8 (expert-TP = tp = 2): each GPU routes
+  // its own T/2 tokens, all-to-alls T/2 * top_k rows over ep, then its expert-TP pair
+  // all-gathers the T * top_k received rows and reduce-scatters them after the experts.
+  const Job job =
+      job_from(R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"tp": 2, "pp": 1, "dp": 8, "ep": 4, "micro_batch_size": 1, "sequence_parallel": true}})");
+  ASSERT_EQ(job.plan.expert_tp(), 2);
+  const CostContext ctx = CostContext::make(job, job.cluster.node);
+  const double T = 4096, k = 2, h = 4096;
+  const auto& node = job.cluster.node;
+  const double a2a =
+      collective_cost(node, Collective::AllToAll, ctx.ep_group, 2.0 * (T / 2) * k * h).time_s;
+  const double gather =
+      collective_cost(node, Collective::AllGather, ctx.tp_group, 2.0 * T * k * h).time_s +
+      collective_cost(node, Collective::ReduceScatter, ctx.tp_group, 2.0 * T * k * h).time_s;
+  const LayerTime moe = moe_layer_time(ctx);
+  EXPECT_NEAR(moe.forward.ep_comm, 2 * a2a + gather, 1e-12);
+  EXPECT_NEAR(moe.backward.ep_comm, 2 * a2a + gather, 1e-12);
+  // The experts see all T * top_k rows at half the expert width: per GPU, half the FLOPs of
+  // tp 1, like every other part of the layer.
+  Job tp1 = job;
+  tp1.plan.tp = 1;
+  tp1.plan.dp = 16;
+  tp1.plan.sequence_parallel = false;
+  const CostContext ctx1 = CostContext::make(tp1, tp1.cluster.node);
+  const double experts_tp2 = moe.model_flops;
+  const double experts_tp1 = moe_layer_time(ctx1).model_flops;
+  EXPECT_NEAR(experts_tp2 * 2, experts_tp1, 0.01 * experts_tp1);
+}
+
 TEST(Beyond3d, ExpertAllToAllAcrossNodesIsBoundByTheNics) {
   // ep 16 over two nodes: of each GPU's (n-1)/n * S outgoing bytes, 8/16 leave the node over
   // its NIC (one per GPU on a DGX H100).
