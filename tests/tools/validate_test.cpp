@@ -4,6 +4,7 @@
 // the test output and tracked in the issue notes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
@@ -55,6 +56,39 @@ TEST(ValidatePublished, MemoryErrorGate) {
   std::printf("peak memory: n=%d median %.1f%% MAPE %.1f%%\n", mem["count"].get<int>(),
               100 * mem["median_ape"].get<double>(), 100 * mem["mape"].get<double>());
   EXPECT_LE(mem["median_ape"].get<double>(), 0.10);  // beyond-3D issue target
+}
+
+TEST(ValidatePublished, PlannerRegretExplainsLargeClaims) {
+  // Two runs: one whose published plan our search matches (Llama-2 7B, dp8 on one DGX H100),
+  // one where the search claims a large gain (the 2020 1B run with full recompute).
+  std::ifstream in(std::string(PARPLAN_TEST_DATA) + "/published_runs.json");
+  const auto all = nlohmann::json::parse(in);
+  nlohmann::json two = nlohmann::json::array();
+  for (const auto& run : all) {
+    const auto id = run["id"].get<std::string>();
+    if (id == "nemo2407_h100_LLAMA2-7B_8gpu" || id == "megatron2020_a100_1B_mp1")
+      two.push_back(run);
+  }
+  ASSERT_EQ(two.size(), 2u);
+  const std::string path = testing::TempDir() + "/two_published_runs.json";
+  std::ofstream(path) << two.dump();
+  const auto r = test::run_parplan("validate --published " + path + " --planner --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out);
+  ASSERT_EQ(v["runs"].size(), 2u);
+  for (const auto& run : v["runs"]) {
+    const double regret = run["regret"].get<double>();
+    EXPECT_GE(regret, 0.0);
+    const auto why = run["why"].get<std::string>();
+    if (regret > 0.10) {
+      // The explanation names the breakdown part and the plan key behind the gain.
+      EXPECT_NE(why.find("recompute"), std::string::npos) << why;
+      EXPECT_NE(why.find("faster than"), std::string::npos) << why;
+    } else {
+      EXPECT_TRUE(why.empty()) << why;
+    }
+  }
+  EXPECT_DOUBLE_EQ(v["within_10_percent"].get<double>(), 0.5);
 }
 
 }  // namespace
