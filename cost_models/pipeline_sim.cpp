@@ -18,15 +18,24 @@ constexpr int64_t kExactSingleStageMicroBatches = 4096;
 
 namespace {
 
-// The action lists of a shape, flattened, cached per thread: the planner simulates many
-// plans of the same shape.
+// The action lists of a shape, flattened with their dependencies resolved to indices, cached
+// per thread: the planner simulates many plans of the same shape. Completion times live in
+// one array: forwards of (virtual stage v, micro-batch b) at v*m + b, backwards (input part)
+// at V*m + v*m + b.
 struct FlatAction {
   PipeOp op;
-  int32_t micro_batch;
   int32_t chunk;
-  int32_t virtual_stage;
+  int32_t wait_a;  // completion time this action waits for, or -1
+  int32_t wait_b;  // a second one, or -1
+  bool p2p_a;      // wait_a arrives from another stage: add the transfer time
+  bool p2p_b;
+  int32_t done;      // completion time this action sets, or -1 (weight gradients)
+  int32_t duration;  // index into the per-(stage, chunk, kind) durations
+  int32_t micro_batch;
 };
 using FlatSchedule = std::vector<std::vector<FlatAction>>;
+
+enum DurationKind : int32_t { kForward = 0, kBackwardInput = 1, kBackwardWeight = 2 };
 
 const FlatSchedule& flat_schedule(const PipelineShape& shape) {
   using Key = std::tuple<int, int64_t, int64_t, int64_t>;
@@ -35,12 +44,40 @@ const FlatSchedule& flat_schedule(const PipelineShape& shape) {
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() >= 256) cache.clear();
+  const int64_t m = shape.num_micro_batches;
+  const int64_t virtual_stages = shape.pp * shape.vpp;
+  const int64_t backward_base = virtual_stages * m;
   FlatSchedule flat;
   for (int64_t s = 0; s < shape.pp; ++s) {
     std::vector<FlatAction> list;
     for (const PipeAction& a : stage_schedule(shape, s)) {
-      list.push_back({a.op, static_cast<int32_t>(a.micro_batch), static_cast<int32_t>(a.chunk),
-                      static_cast<int32_t>(a.chunk * shape.pp + s)});
+      const int64_t v = a.chunk * shape.pp + s;
+      const int64_t slot = v * m + a.micro_batch;
+      FlatAction f{a.op, static_cast<int32_t>(a.chunk),      -1, -1, false, false, -1,
+                   0,    static_cast<int32_t>(a.micro_batch)};
+      const auto duration = [&](DurationKind kind) {
+        return static_cast<int32_t>((s * shape.vpp + a.chunk) * 3 + kind);
+      };
+      if (a.op == PipeOp::Forward) {
+        if (v > 0) {  // activations from the previous virtual stage
+          f.wait_a = static_cast<int32_t>(slot - m);
+          f.p2p_a = true;
+        }
+        f.done = static_cast<int32_t>(slot);
+        f.duration = duration(kForward);
+      } else if (a.op == PipeOp::BackwardWeight) {
+        f.wait_a = static_cast<int32_t>(backward_base + slot);
+        f.duration = duration(kBackwardWeight);
+      } else {
+        f.wait_a = static_cast<int32_t>(slot);  // its own forward
+        if (v < virtual_stages - 1) {           // gradients from the next virtual stage
+          f.wait_b = static_cast<int32_t>(backward_base + slot + m);
+          f.p2p_b = true;
+        }
+        f.done = static_cast<int32_t>(backward_base + slot);
+        f.duration = duration(kBackwardInput);
+      }
+      list.push_back(f);
     }
     flat.push_back(std::move(list));
   }
@@ -58,9 +95,7 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   PARPLAN_ASSERT(static_cast<int64_t>(in.stages.size()) == pp);
 
   const FlatSchedule& lists = flat_schedule(shape);
-  // Completion times per (virtual stage, micro-batch): forward, backward (input part).
-  std::vector<double> forward_done(virtual_stages * m, kNotDone);
-  std::vector<double> backward_done(virtual_stages * m, kNotDone);
+  std::vector<double> done(static_cast<std::size_t>(2 * virtual_stages * m), kNotDone);
 
   PipelineResult result;
   result.busy_s.assign(pp, 0.0);
@@ -71,14 +106,16 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   std::vector<double> free_at(pp, 0.0);
   const bool split_backward =
       shape.kind == ScheduleKind::ZeroBubble || shape.kind == ScheduleKind::DualPipe;
-  // Backward (input part) and weight-gradient durations per stage and chunk.
-  std::vector<double> backward_input(pp * vpp), backward_weight(pp * vpp);
+  // Forward, backward (input part) and weight-gradient durations per stage and chunk.
+  std::vector<double> durations(static_cast<std::size_t>(pp * vpp * 3));
   for (int64_t s = 0; s < pp; ++s) {
     for (int64_t c = 0; c < vpp; ++c) {
       const StageTimes& t = in.stages[s];
       const double w = t.backward_weight.empty() ? 0.0 : t.backward_weight[c];
-      backward_weight[s * vpp + c] = w;
-      backward_input[s * vpp + c] = split_backward ? t.backward[c] - w : t.backward[c];
+      double* d = &durations[static_cast<std::size_t>((s * vpp + c) * 3)];
+      d[kForward] = t.forward[c];
+      d[kBackwardInput] = split_backward ? t.backward[c] - w : t.backward[c];
+      d[kBackwardWeight] = w;
     }
   }
 
@@ -88,48 +125,36 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
     bool progress = false;
     for (int64_t s = 0; s < pp; ++s) {
       const auto& list = lists[s];
-      const StageTimes& times = in.stages[s];
       std::size_t i = next[s];
       double free = free_at[s];
+      double busy = result.busy_s[s];
+      auto& last_start = result.last_backward_start_s[s];
+      auto& last_end = result.last_backward_end_s[s];
       while (i < list.size()) {
         const FlatAction& a = list[i];
-        const int64_t v = a.virtual_stage;
-        const int64_t slot = v * m + a.micro_batch;
         double ready = 0.0;
-        double duration = 0.0;
-        if (a.op == PipeOp::Forward) {
-          if (v > 0) {
-            const double prev = forward_done[slot - m];
-            if (prev == kNotDone) break;
-            ready = prev + in.p2p_s;  // activations from the previous virtual stage
-          }
-          duration = times.forward[a.chunk];
-        } else if (a.op == PipeOp::BackwardWeight) {
-          ready = backward_done[slot];
-          if (ready == kNotDone) break;
-          duration = backward_weight[s * vpp + a.chunk];
-        } else {
-          ready = forward_done[slot];
-          if (ready == kNotDone) break;
-          if (v < virtual_stages - 1) {
-            const double later = backward_done[slot + m];
-            if (later == kNotDone) break;
-            ready = std::max(ready, later + in.p2p_s);
-          }
-          duration = backward_input[s * vpp + a.chunk];
+        if (a.wait_a >= 0) {
+          const double t = done[a.wait_a];
+          if (t == kNotDone) break;
+          ready = std::max(ready, a.p2p_a ? t + in.p2p_s : t);
         }
+        if (a.wait_b >= 0) {
+          const double t = done[a.wait_b];
+          if (t == kNotDone) break;
+          ready = std::max(ready, a.p2p_b ? t + in.p2p_s : t);
+        }
+        const double duration = durations[a.duration];
         const double start = std::max(free, ready);
         const double end = start + duration;
         free = end;
-        result.busy_s[s] += duration;
+        busy += duration;
+        if (a.done >= 0) done[a.done] = end;
         if (a.op == PipeOp::Forward) {
-          forward_done[slot] = end;
         } else if (a.op != PipeOp::BackwardWeight) {
-          backward_done[slot] = end;
-          result.last_backward_start_s[s][a.chunk] = start;
-          result.last_backward_end_s[s][a.chunk] = end;
+          last_start[a.chunk] = start;
+          last_end[a.chunk] = end;
         } else {
-          result.last_backward_end_s[s][a.chunk] = end;
+          last_end[a.chunk] = end;
         }
         if (in.record_events) {
           result.events.push_back({s, a.op, a.micro_batch, a.chunk, start, end});
@@ -140,6 +165,7 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
       }
       next[s] = i;
       free_at[s] = free;
+      result.busy_s[s] = busy;
     }
     PARPLAN_ASSERT(progress);  // the schedules are deadlock-free (tests/core/schedule_test.cpp)
   }
