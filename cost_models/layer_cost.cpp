@@ -370,7 +370,11 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     const double pairs = moe_layer && sp ? 1.0 : 2.0;
     const double forward_comm = pairs * per_collective;
     double backward_comm = pairs * per_collective;
-    if (ctx.traits.tp_comm_overlap) {
+    // Userbuffers GEMM-communication overlap exchanges chunks through NVLink peer memory:
+    // only a TP group inside one NVLink domain (node) has it (Transformer Engine
+    // comm_gemm_overlap; Megatron-Core disables tp_comm_overlap for TP across nodes).
+    const bool tp_overlap = ctx.traits.tp_comm_overlap && !ctx.tp_group.crosses_nodes();
+    if (tp_overlap) {
       out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
       out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
     } else {
@@ -383,7 +387,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     const double sm_share = comm_sm_fraction(ctx.node->gpu);
     out.forward.compute += sm_share * std::max(forward_comm - out.forward.tp_comm, 0.0);
     out.backward.compute += sm_share * std::max(backward_comm - out.backward.tp_comm, 0.0);
-    if (sp && !ctx.traits.tp_comm_overlap) {
+    if (sp && !tp_overlap) {
       // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
       // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
       const double regather =

@@ -79,6 +79,22 @@ TEST(StepModel, FullRecomputeCostsAboutAThirdMoreCompute) {
   EXPECT_NEAR(a.model_flops, b.model_flops, 1e-6 * a.model_flops);  // model FLOPs exclude it
 }
 
+TEST(StepModel, TensorParallelOverlapStopsAtTheNode) {
+  // Megatron-Core's userbuffers overlap hides TP collectives under the GEMMs inside a DGX
+  // H100; a tp 16 group spans two nodes, has no userbuffers, and exposes its collectives.
+  const Job inside = make_job("nemotron4-340b", "dgx-h100", 48, 384, 4096,
+                              R"({"tp": 8, "pp": 6, "sequence_parallel": true})");
+  const Job across = make_job("nemotron4-340b", "dgx-h100", 48, 384, 4096,
+                              R"({"tp": 16, "pp": 3, "sequence_parallel": true})");
+  const LayerTimes in = compute_layer_times(inside);
+  const LayerTimes out = compute_layer_times(across);
+  // Inside the node only the first of tp chunks (plus what exceeds the GEMMs) is exposed.
+  EXPECT_LT(in.dense.forward.tp_comm, 0.25 * in.dense.forward.compute);
+  // Across nodes the all-gathers and reduce-scatters are exposed in full: larger than inside
+  // the node although each GPU moves about the same bytes.
+  EXPECT_GT(out.dense.forward.tp_comm, 3 * in.dense.forward.tp_comm);
+}
+
 TEST(StepModel, ModelFlopsMatchNarayananFormula) {
   // Narayanan et al. 2021 eq. 3 without recomputation: 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
   // counts full (non-causal) attention; ours counts causal attention (half the score work).
