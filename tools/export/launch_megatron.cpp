@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cost_models/framework_traits.h"
+#include "cost_models/group_placement.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -96,8 +97,12 @@ void parallelism(const Job& job, Args& a) {
   if (p.dp > 1 && p.zero_stage >= 1 && traits.overlap_param_gather) {
     a.flag("--overlap-param-gather");
   }
-  // Tensor-parallel overlap (Transformer Engine userbuffers) needs sequence parallelism.
-  if (p.tp > 1 && p.sequence_parallel && traits.tp_comm_overlap) a.flag("--tp-comm-overlap");
+  // Tensor-parallel overlap (Transformer Engine userbuffers) needs sequence parallelism and a
+  // TP group inside one NVLink domain.
+  if (p.tp > 1 && p.sequence_parallel && traits.tp_comm_overlap &&
+      !cost::place_group(p, job.cluster.node, {"tp"}).crosses_nodes()) {
+    a.flag("--tp-comm-overlap");
+  }
 }
 
 void batch_and_precision(const Job& job, Args& a) {
