@@ -21,10 +21,12 @@ void register_nodes(CLI::App& app) {
       const NodeSpec n = *find_node_preset(name);
       list.push_back(node_spec_to_json(n));
       const double fp8 = n.gpu.peak_tflops(Precision::Fp8);
+      // Volta has fp16 tensor cores only: the 16-bit column is the faster of bf16 and fp16.
+      const double half =
+          std::max(n.gpu.peak_tflops(Precision::Bf16), n.gpu.peak_tflops(Precision::Fp16));
       table.add_row({name, n.gpu.name, std::to_string(n.gpus_per_node),
-                     fixed(n.gpu.memory_gib, 0) + " GiB",
-                     fixed(n.gpu.peak_tflops(Precision::Bf16), 0), fp8 > 0 ? fixed(fp8, 0) : "-",
-                     fixed(n.gpu.hbm_bandwidth_gbps / 1000.0, 2),
+                     fixed(n.gpu.memory_gib, 0) + " GiB", fixed(half, 0),
+                     fp8 > 0 ? fixed(fp8, 0) : "-", fixed(n.gpu.hbm_bandwidth_gbps / 1000.0, 2),
                      fixed(n.intra.link_bandwidth_gbps, 0), to_string(n.intra.fabric),
                      std::to_string(n.inter.nics_per_node) + "x" +
                          fixed(n.inter.nic_gbit_per_s, 0) + " Gb/s"});
