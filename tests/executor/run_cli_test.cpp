@@ -226,13 +226,14 @@ pid_t find_rank(const std::string& mark, int rank) {
 
 bool any_left(const std::string& mark) { return find_rank(mark, 0) > 0 || find_rank(mark, 1) > 0; }
 
-Result run_and_signal(const std::string& extra_args, int signal, const std::string& mark) {
-  Folder f;
-  const std::string job = write_job(f, R"({"pp": 2})", 2, 4, 64);
+// Starts `command` (its ranks tagged with PARPLAN_TEST_MARK=mark), sends `signal` to rank 1
+// once it has run for a while, and waits for every rank to end; `seconds` counts from the
+// signal. Fails the test if processes are left behind.
+Result signal_rank_1(const std::string& command, const Folder& f, int signal,
+                     const std::string& mark) {
   const auto start = Clock::now();
   setenv("PARPLAN_TEST_MARK", mark.c_str(), 1);
-  const pid_t pid =
-      spawn(mpirun(2, "--job " + job + " --steps 100000 " + extra_args, "-x PARPLAN_TEST_MARK"), f);
+  const pid_t pid = spawn(command, f);
   unsetenv("PARPLAN_TEST_MARK");
   pid_t victim = -1;
   for (int i = 0; i < 200 && victim < 0; ++i) {
@@ -240,7 +241,7 @@ Result run_and_signal(const std::string& extra_args, int signal, const std::stri
     victim = find_rank(mark, 1);
   }
   EXPECT_GT(victim, 0) << "rank 1 did not start";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // let it train
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // let it work
   const auto signalled = Clock::now();
   if (victim > 0) kill(victim, signal);
   Result r = finish(pid, f, start, 90);
@@ -250,6 +251,14 @@ Result run_and_signal(const std::string& extra_args, int signal, const std::stri
   }
   EXPECT_FALSE(any_left(mark)) << "stray parplan processes remain";
   return r;
+}
+
+Result run_and_signal(const std::string& extra_args, int signal, const std::string& mark) {
+  Folder f;
+  const std::string job = write_job(f, R"({"pp": 2})", 2, 4, 64);
+  return signal_rank_1(
+      mpirun(2, "--job " + job + " --steps 100000 " + extra_args, "-x PARPLAN_TEST_MARK"), f,
+      signal, mark);
 }
 
 TEST(RunCli, AKilledRankEndsTheJob) {
@@ -263,33 +272,14 @@ TEST(RunCli, AKilledRankEndsTheJob) {
 // within 30 s, the message names the killed rank, no process is left behind.
 TEST(RunCli, AKilledRankEndsAProfile) {
   Folder f;
-  const std::string mark = "profile" + std::to_string(getpid());
-  const auto start = Clock::now();
-  setenv("PARPLAN_TEST_MARK", mark.c_str(), 1);
   const std::string command =
       std::string(PARPLAN_MPIEXEC) +
       " -np 2 --oversubscribe --allow-run-as-root -x ASAN_OPTIONS=detect_leaks=0"
       " -x PARPLAN_TEST_MARK " +
       PARPLAN_BINARY + " profile --backend cpu --out " + f.file("profile.json");
-  const pid_t pid = spawn(command, f);
-  unsetenv("PARPLAN_TEST_MARK");
-  pid_t victim = -1;
-  for (int i = 0; i < 200 && victim < 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    victim = find_rank(mark, 1);
-  }
-  ASSERT_GT(victim, 0) << "rank 1 did not start";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // let it measure
-  const auto signalled = Clock::now();
-  kill(victim, SIGKILL);
-  Result r = finish(pid, f, start, 90);
-  const double seconds = std::chrono::duration<double>(Clock::now() - signalled).count();
-  for (int i = 0; i < 100 && any_left(mark); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_FALSE(any_left(mark)) << "stray parplan processes remain";
+  const Result r = signal_rank_1(command, f, SIGKILL, "profile" + std::to_string(getpid()));
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_LT(seconds, 30);
+  EXPECT_LT(r.seconds, 30);
   EXPECT_NE((r.out + r.err).find("rank 1"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(f.file("profile.json"))) << "a half profile was written";
 }
