@@ -38,6 +38,10 @@ void fsdp_mixed_precision(FrameworkTraits& t) {
 
 }  // namespace
 
+bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group) {
+  return traits.tp_comm_overlap && !tp_group.crosses_nodes();
+}
+
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& plan) {
   FrameworkTraits t;

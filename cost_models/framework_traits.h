@@ -8,6 +8,7 @@
 #include "core/framework.h"
 #include "core/parallel_plan.h"
 #include "core/training_spec.h"
+#include "cost_models/group_placement.h"
 
 namespace parplan::cost {
 
@@ -82,6 +83,12 @@ struct FrameworkTraits {
   // A100-80GB). Persistent buffers (weights, gradients, optimizer state) are allocated once.
   double allocator_fragmentation = 0.15;
 };
+
+// Whether the framework's TP GEMM-communication overlap (userbuffers) applies to this TP
+// group: userbuffers exchange chunks through NVLink peer memory, so only a group inside one
+// NVLink domain (node) has it (Transformer Engine comm_gemm_overlap; Megatron-Core disables
+// tp_comm_overlap for TP across nodes).
+bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group);
 
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& plan);

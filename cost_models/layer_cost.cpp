@@ -370,10 +370,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     const double pairs = moe_layer && sp ? 1.0 : 2.0;
     const double forward_comm = pairs * per_collective;
     double backward_comm = pairs * per_collective;
-    // Userbuffers GEMM-communication overlap exchanges chunks through NVLink peer memory:
-    // only a TP group inside one NVLink domain (node) has it (Transformer Engine
-    // comm_gemm_overlap; Megatron-Core disables tp_comm_overlap for TP across nodes).
-    const bool tp_overlap = ctx.traits.tp_comm_overlap && !ctx.tp_group.crosses_nodes();
+    const bool tp_overlap = tp_comm_overlap_applies(ctx.traits, ctx.tp_group);
     if (tp_overlap) {
       out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
       out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);

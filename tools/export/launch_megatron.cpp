@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "cost_models/framework_traits.h"
-#include "cost_models/group_placement.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -99,8 +98,8 @@ void parallelism(const Job& job, Args& a) {
   }
   // Tensor-parallel overlap (Transformer Engine userbuffers) needs sequence parallelism and a
   // TP group inside one NVLink domain.
-  if (p.tp > 1 && p.sequence_parallel && traits.tp_comm_overlap &&
-      !cost::place_group(p, job.cluster.node, {"tp"}).crosses_nodes()) {
+  if (p.tp > 1 && p.sequence_parallel &&
+      cost::tp_comm_overlap_applies(traits, cost::place_group(p, job.cluster.node, {"tp"}))) {
     a.flag("--tp-comm-overlap");
   }
 }

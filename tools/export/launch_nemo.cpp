@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "cost_models/framework_traits.h"
-#include "cost_models/group_placement.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -108,8 +107,8 @@ void parallelism(const Job& job, Yaml& y) {
   y.set_bool("ddp", "overlap_grad_reduce", p.dp > 1 && traits.overlap_dp_grad_reduce);
   y.set_bool("ddp", "overlap_param_gather",
              p.dp > 1 && p.zero_stage >= 1 && traits.overlap_param_gather);
-  if (p.tp > 1 && p.sequence_parallel && traits.tp_comm_overlap &&
-      !cost::place_group(p, job.cluster.node, {"tp"}).crosses_nodes()) {
+  if (p.tp > 1 && p.sequence_parallel &&
+      cost::tp_comm_overlap_applies(traits, cost::place_group(p, job.cluster.node, {"tp"}))) {
     y.set_bool("comm_overlap", "tp_comm_overlap", true);
   }
 }
