@@ -55,6 +55,11 @@ struct FrameworkTraits {
   double grad_bytes = 4;         // gradient buffer
   double optimizer_bytes = 12;   // master weights + Adam moments (+ fp32 grad copy for fp16)
   double grad_reduce_bytes = 2;  // bytes per gradient element on the wire
+  // A 16-bit .grad kept beside the fp32 gradient buffer for the whole step, bytes per
+  // parameter (DeepSpeed BF16_Optimizer under the pipeline engine: every micro-batch's bf16
+  // gradients are added into the full fp32 buffer with update_hp_grads(clear_lp_grads=False),
+  // so both copies stay allocated until the optimizer step).
+  double low_precision_grad_copy_bytes = 0;
   // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
   // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
   double fp8_weight_copy_bytes = 0;

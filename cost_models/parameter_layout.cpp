@@ -97,7 +97,8 @@ ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& 
     out.optimizer = adapter_bytes(traits.optimizer_bytes, plan.zero_stage >= 1);
   } else {
     out.optimizer = sharded(traits.optimizer_bytes, plan.zero_stage >= 1);
-    out.gradients = sharded(traits.grad_bytes, plan.zero_stage >= 2);
+    out.gradients = sharded(traits.grad_bytes, plan.zero_stage >= 2) +
+                    sharded(traits.low_precision_grad_copy_bytes, false);
     out.weights = sharded(traits.weight_bytes, plan.zero_stage >= 3);
   }
   if (plan.zero_stage < 3)

@@ -43,12 +43,15 @@ Support support_of(Framework framework) {
       s.schedules = kinds({ScheduleKind::OneFOneB, ScheduleKind::Interleaved});
       break;
     case Framework::MegatronDeepspeed:
-      // Megatron tp + DeepSpeed pipeline engine (no interleaving) + ZeRO-1.
+      // Megatron tp + DeepSpeed pipeline engine (no interleaving) + ZeRO-1. The 2021-2022
+      // code (BLOOM, MT-NLG) checkpoints whole layers only (--checkpoint-activations);
+      // selective recomputation came later with Megatron-LM v3 (Korthikanti et al. 2022).
       s.cp = false;
       s.sp = false;
       s.vpp = false;
       s.zero_stages = stages({0, 1});
       s.schedules = kinds({ScheduleKind::OneFOneB});
+      s.selective_recompute = false;
       break;
     case Framework::Deepspeed:
       // ZeRO data parallelism and the pipeline engine; no Megatron tensor parallelism.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/check.h"
+#include "planner/framework_support.h"
 
 namespace parplan::planner {
 namespace {
@@ -64,6 +65,26 @@ TEST(PlanSpace, MoeModelsSearchExpertParallelism) {
   bool saw_ep = false;
   for (const auto& p : all.plans) saw_ep = saw_ep || p.ep > 1;
   EXPECT_TRUE(saw_ep);
+}
+
+TEST(FrameworkSupport, ThePlannerProposesOnlyWhatTheFrameworkRuns) {
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 4;
+  p.recompute = Recompute::Selective;
+  EXPECT_FALSE(unsupported_by_framework(Framework::MegatronCore, p).has_value());
+  // Megatron-DeepSpeed of the BLOOM / MT-NLG era checkpoints whole layers only.
+  EXPECT_EQ(unsupported_by_framework(Framework::MegatronDeepspeed, p), "framework-recompute");
+  p.recompute = Recompute::Full;
+  EXPECT_FALSE(unsupported_by_framework(Framework::MegatronDeepspeed, p).has_value());
+  p.sequence_parallel = true;
+  EXPECT_EQ(unsupported_by_framework(Framework::MegatronDeepspeed, p), "framework-no-sp");
+  p.sequence_parallel = false;
+  p.cp = 2;
+  EXPECT_EQ(unsupported_by_framework(Framework::MegatronLm, p), "framework-no-cp");
+  // DeepSpeed alone has no Megatron tensor parallelism.
+  p.cp = 1;
+  EXPECT_EQ(unsupported_by_framework(Framework::Deepspeed, p), "framework-no-tp");
 }
 
 }  // namespace

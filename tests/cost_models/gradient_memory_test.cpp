@@ -1,0 +1,40 @@
+// Gradient buffers per framework and precision against the frameworks' own bookkeeping:
+// Megatron's distributed-optimizer table and DeepSpeed's BF16_Optimizer.
+#include <gtest/gtest.h>
+
+#include "cost_models/memory_model.h"
+
+namespace parplan::cost {
+namespace {
+
+Job job_for(const std::string& framework, const std::string& precision) {
+  const std::string text = R"({"framework": ")" + framework + R"(", "model": "gpt3-175b",
+      "cluster": {"node": "dgx-a100-80gb", "num_nodes": 12},
+      "training": {"global_batch_size": 96, "seq_length": 2048, "precision": ")" +
+                           precision + R"("},
+      "plan": {"tp": 8, "pp": 12, "dp": 1, "zero_stage": 1, "recompute": "full"}})";
+  return parse_job(parse_json(text, "job.json"), "job.json", "");
+}
+
+double gradient_bytes_per_param(const Job& job) {
+  const StageMemory& s = estimate_memory(job).stages[1];
+  return s.gradients_bytes / s.params;
+}
+
+TEST(GradientMemory, MegatronKeepsFp16GradientsOrFp32MainGradients) {
+  // Megatron-LM docs/source/distrib_optimizer.md: fp16 grads for fp16, fp32 main_grad for bf16.
+  EXPECT_NEAR(gradient_bytes_per_param(job_for("megatron-core", "fp16")), 2.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes_per_param(job_for("megatron-core", "bf16")), 4.0, 1e-9);
+}
+
+TEST(GradientMemory, DeepSpeedBf16OptimizerKeepsBothGradientCopies) {
+  // BF16_Optimizer: a full fp32 gradient buffer, and the pipeline engine keeps the bf16 .grad
+  // between micro-batches (update_hp_grads(clear_lp_grads=False)): 4 + 2 bytes.
+  EXPECT_NEAR(gradient_bytes_per_param(job_for("megatron-deepspeed", "bf16")), 6.0, 1e-9);
+  // The fp16 path (ZeRO stage 1 optimizer) keeps only the fp16 gradients outside its
+  // sharded fp32 partition.
+  EXPECT_NEAR(gradient_bytes_per_param(job_for("megatron-deepspeed", "fp16")), 2.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace parplan::cost
