@@ -11,77 +11,134 @@ namespace parplan::cost {
 
 namespace {
 
-constexpr double kNotDone = -1.0;
 constexpr int64_t kExactSingleStageMicroBatches = 4096;
 
 }  // namespace
 
 namespace {
 
-// The action lists of a shape, flattened with their dependencies resolved to indices, cached
-// per thread: the planner simulates many plans of the same shape. Completion times live in
-// one array: forwards of (virtual stage v, micro-batch b) at v*m + b, backwards (input part)
-// at V*m + v*m + b.
-struct FlatAction {
-  PipeOp op;
-  int32_t chunk;
-  int32_t wait_a;  // completion time this action waits for, or -1
-  int32_t wait_b;  // a second one, or -1
-  bool p2p_a;      // wait_a arrives from another stage: add the transfer time
-  bool p2p_b;
+// The actions of a shape in one global order in which every action comes after the actions
+// it waits for, cached per thread: the planner simulates many plans of the same shape.
+// Whether an action can run depends only on which actions have completed, never on their
+// durations, so the order of a round-robin over the stages (each stage runs its list from
+// core/schedule.h until it meets an action whose input is not there yet) is fixed per shape
+// and the simulation is one pass over it. Completion times live in one array: forwards of
+// (virtual stage v, micro-batch b) at v*m + b, backwards (input part) at V*m + v*m + b.
+enum ActionFlags : uint32_t {
+  kP2pA = 1,          // wait_a arrives from another stage: add the transfer time
+  kP2pB = 2,          // likewise wait_b
+  kLastBackward = 4,  // the last backward (input part) of its stage and chunk
+  kLastOfChunk = 8,   // the last backward or weight-gradient action of its stage and chunk
+};
+
+struct OrderedAction {
+  int32_t stage;
+  int32_t wait_a;    // completion time this action waits for, or -1
+  int32_t wait_b;    // a second one, or -1
   int32_t done;      // completion time this action sets, or -1 (weight gradients)
   int32_t duration;  // index into the per-(stage, chunk, kind) durations
+  uint32_t flags;
+};
+
+struct ActionLabel {  // what the trace and the last-backward marks need
+  PipeOp op;
+  int32_t chunk;
   int32_t micro_batch;
 };
-using FlatSchedule = std::vector<std::vector<FlatAction>>;
+
+struct OrderedSchedule {
+  std::vector<OrderedAction> actions;
+  std::vector<ActionLabel> labels;
+};
 
 enum DurationKind : int32_t { kForward = 0, kBackwardInput = 1, kBackwardWeight = 2 };
 
-const FlatSchedule& flat_schedule(const PipelineShape& shape) {
-  using Key = std::tuple<int, int64_t, int64_t, int64_t>;
-  thread_local std::map<Key, FlatSchedule> cache;
-  const Key key{static_cast<int>(shape.kind), shape.pp, shape.vpp, shape.num_micro_batches};
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (cache.size() >= 256) cache.clear();
+OrderedSchedule build_ordered_schedule(const PipelineShape& shape) {
   const int64_t m = shape.num_micro_batches;
   const int64_t virtual_stages = shape.pp * shape.vpp;
   const int64_t backward_base = virtual_stages * m;
-  FlatSchedule flat;
+  std::vector<std::vector<OrderedAction>> per_stage(shape.pp);
+  std::vector<std::vector<ActionLabel>> per_stage_labels(shape.pp);
   for (int64_t s = 0; s < shape.pp; ++s) {
-    std::vector<FlatAction> list;
+    std::vector<int64_t> last_backward(shape.vpp, -1), last_of_chunk(shape.vpp, -1);
     for (const PipeAction& a : stage_schedule(shape, s)) {
       const int64_t v = a.chunk * shape.pp + s;
       const int64_t slot = v * m + a.micro_batch;
-      FlatAction f{a.op, static_cast<int32_t>(a.chunk),      -1, -1, false, false, -1,
-                   0,    static_cast<int32_t>(a.micro_batch)};
+      OrderedAction f{static_cast<int32_t>(s), -1, -1, -1, 0, 0};
       const auto duration = [&](DurationKind kind) {
         return static_cast<int32_t>((s * shape.vpp + a.chunk) * 3 + kind);
       };
+      const int64_t index = static_cast<int64_t>(per_stage[s].size());
       if (a.op == PipeOp::Forward) {
         if (v > 0) {  // activations from the previous virtual stage
           f.wait_a = static_cast<int32_t>(slot - m);
-          f.p2p_a = true;
+          f.flags |= kP2pA;
         }
         f.done = static_cast<int32_t>(slot);
         f.duration = duration(kForward);
       } else if (a.op == PipeOp::BackwardWeight) {
         f.wait_a = static_cast<int32_t>(backward_base + slot);
         f.duration = duration(kBackwardWeight);
+        last_of_chunk[a.chunk] = index;
       } else {
         f.wait_a = static_cast<int32_t>(slot);  // its own forward
         if (v < virtual_stages - 1) {           // gradients from the next virtual stage
           f.wait_b = static_cast<int32_t>(backward_base + slot + m);
-          f.p2p_b = true;
+          f.flags |= kP2pB;
         }
         f.done = static_cast<int32_t>(backward_base + slot);
         f.duration = duration(kBackwardInput);
+        last_backward[a.chunk] = index;
+        last_of_chunk[a.chunk] = index;
       }
-      list.push_back(f);
+      per_stage[s].push_back(f);
+      per_stage_labels[s].push_back(
+          {a.op, static_cast<int32_t>(a.chunk), static_cast<int32_t>(a.micro_batch)});
     }
-    flat.push_back(std::move(list));
+    for (int64_t c = 0; c < shape.vpp; ++c) {
+      if (last_backward[c] >= 0) per_stage[s][last_backward[c]].flags |= kLastBackward;
+      if (last_of_chunk[c] >= 0) per_stage[s][last_of_chunk[c]].flags |= kLastOfChunk;
+    }
   }
-  return cache.emplace(key, std::move(flat)).first->second;
+
+  // The round-robin order.
+  OrderedSchedule out;
+  std::size_t remaining = 0;
+  for (const auto& list : per_stage) remaining += list.size();
+  out.actions.reserve(remaining);
+  out.labels.reserve(remaining);
+  std::vector<char> complete(static_cast<std::size_t>(2 * backward_base), 0);
+  std::vector<std::size_t> next(shape.pp, 0);
+  while (remaining > 0) {
+    bool progress = false;
+    for (int64_t s = 0; s < shape.pp; ++s) {
+      const auto& list = per_stage[s];
+      std::size_t& i = next[s];
+      while (i < list.size()) {
+        const OrderedAction& a = list[i];
+        if (a.wait_a >= 0 && !complete[a.wait_a]) break;
+        if (a.wait_b >= 0 && !complete[a.wait_b]) break;
+        if (a.done >= 0) complete[a.done] = 1;
+        out.actions.push_back(a);
+        out.labels.push_back(per_stage_labels[s][i]);
+        ++i;
+        --remaining;
+        progress = true;
+      }
+    }
+    PARPLAN_ASSERT(progress);  // the schedules are deadlock-free (tests/core/schedule_test.cpp)
+  }
+  return out;
+}
+
+const OrderedSchedule& ordered_schedule(const PipelineShape& shape) {
+  using Key = std::tuple<int, int64_t, int64_t, int64_t>;
+  thread_local std::map<Key, OrderedSchedule> cache;
+  const Key key{static_cast<int>(shape.kind), shape.pp, shape.vpp, shape.num_micro_batches};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 256) cache.clear();
+  return cache.emplace(key, build_ordered_schedule(shape)).first->second;
 }
 
 }  // namespace
@@ -94,16 +151,14 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   const int64_t virtual_stages = pp * vpp;
   PARPLAN_ASSERT(static_cast<int64_t>(in.stages.size()) == pp);
 
-  const FlatSchedule& lists = flat_schedule(shape);
-  std::vector<double> done(static_cast<std::size_t>(2 * virtual_stages * m), kNotDone);
+  const OrderedSchedule& order = ordered_schedule(shape);
+  std::vector<double> done(static_cast<std::size_t>(2 * virtual_stages * m));
 
   PipelineResult result;
   result.busy_s.assign(pp, 0.0);
   result.finish_s.assign(pp, 0.0);
   result.last_backward_start_s.assign(pp, std::vector<double>(vpp, 0.0));
   result.last_backward_end_s.assign(pp, std::vector<double>(vpp, 0.0));
-  std::vector<std::size_t> next(pp, 0);
-  std::vector<double> free_at(pp, 0.0);
   const bool split_backward =
       shape.kind == ScheduleKind::ZeroBubble || shape.kind == ScheduleKind::DualPipe;
   // Forward, backward (input part) and weight-gradient durations per stage and chunk.
@@ -119,60 +174,33 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
     }
   }
 
-  std::size_t remaining = 0;
-  for (const auto& list : lists) remaining += list.size();
-  while (remaining > 0) {
-    bool progress = false;
-    for (int64_t s = 0; s < pp; ++s) {
-      const auto& list = lists[s];
-      std::size_t i = next[s];
-      double free = free_at[s];
-      double busy = result.busy_s[s];
-      auto& last_start = result.last_backward_start_s[s];
-      auto& last_end = result.last_backward_end_s[s];
-      while (i < list.size()) {
-        const FlatAction& a = list[i];
-        double ready = 0.0;
-        if (a.wait_a >= 0) {
-          const double t = done[a.wait_a];
-          if (t == kNotDone) break;
-          ready = std::max(ready, a.p2p_a ? t + in.p2p_s : t);
-        }
-        if (a.wait_b >= 0) {
-          const double t = done[a.wait_b];
-          if (t == kNotDone) break;
-          ready = std::max(ready, a.p2p_b ? t + in.p2p_s : t);
-        }
-        const double duration = durations[a.duration];
-        const double start = std::max(free, ready);
-        const double end = start + duration;
-        free = end;
-        busy += duration;
-        if (a.done >= 0) done[a.done] = end;
-        if (a.op == PipeOp::Forward) {
-        } else if (a.op != PipeOp::BackwardWeight) {
-          last_start[a.chunk] = start;
-          last_end[a.chunk] = end;
-        } else {
-          last_end[a.chunk] = end;
-        }
-        if (in.record_events) {
-          result.events.push_back({s, a.op, a.micro_batch, a.chunk, start, end});
-        }
-        ++i;
-        --remaining;
-        progress = true;
-      }
-      next[s] = i;
-      free_at[s] = free;
-      result.busy_s[s] = busy;
+  std::vector<double>& free_at = result.finish_s;
+  std::vector<double>& busy = result.busy_s;
+  const double p2p = in.p2p_s;
+  const std::size_t n = order.actions.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const OrderedAction& a = order.actions[i];
+    // Every awaited completion precedes this action in the order.
+    double ready = 0.0;
+    if (a.wait_a >= 0) ready = done[a.wait_a] + ((a.flags & kP2pA) ? p2p : 0.0);
+    if (a.wait_b >= 0) ready = std::max(ready, done[a.wait_b] + ((a.flags & kP2pB) ? p2p : 0.0));
+    const double duration = durations[a.duration];
+    const double start = std::max(free_at[a.stage], ready);
+    const double end = start + duration;
+    free_at[a.stage] = end;
+    busy[a.stage] += duration;
+    if (a.done >= 0) done[a.done] = end;
+    if (a.flags & (kLastBackward | kLastOfChunk)) {
+      const int32_t chunk = order.labels[i].chunk;
+      if (a.flags & kLastBackward) result.last_backward_start_s[a.stage][chunk] = start;
+      if (a.flags & kLastOfChunk) result.last_backward_end_s[a.stage][chunk] = end;
     }
-    PARPLAN_ASSERT(progress);  // the schedules are deadlock-free (tests/core/schedule_test.cpp)
+    if (in.record_events) {
+      const ActionLabel& l = order.labels[i];
+      result.events.push_back({a.stage, l.op, l.micro_batch, l.chunk, start, end});
+    }
   }
-  for (int64_t s = 0; s < pp; ++s) {
-    result.finish_s[s] = free_at[s];
-    result.makespan_s = std::max(result.makespan_s, free_at[s]);
-  }
+  for (int64_t s = 0; s < pp; ++s) result.makespan_s = std::max(result.makespan_s, free_at[s]);
   return result;
 }
 
