@@ -25,6 +25,39 @@ const CollectiveFit* find_fit(const NodeSpec& node, Collective op, bool inter, i
   return fit;
 }
 
+// NCCL's ring latency (src/graph/tuning.cc, NCCL 2.30; shared/reference hardware_notes.md
+// §6): a base plus one hop latency per ring step, n - nodes steps inside nodes and nodes - 1
+// over the network, per protocol. Simple moves the full bus bandwidth, LL half of it with
+// shorter hops; NCCL takes the faster of the two (LL128 lies between them).
+struct RingProtocol {
+  double base_us;
+  double nvlink_hop_us;
+  double pci_hop_us;
+  double net_hop_us;
+  double bandwidth_fraction;
+};
+constexpr RingProtocol kRingSimple{8.4, 3.4, 5.7, 14.0, 1.0};
+constexpr RingProtocol kRingLowLatency{6.6, 0.6, 1.0, 2.7, 0.5};
+
+// Time of a ring all-gather or reduce-scatter whose ring spans several nodes with several
+// members on each: the (n-1)-step ring pays every hop's latency, which dominates for
+// per-layer gathers over thousands of ranks (ZeRO-3/FSDP at scale).
+double ring_time_s(const NodeSpec& node, const GroupPlacement& group, double bus_bytes,
+                   double busbw_gbps) {
+  const double intra_steps = static_cast<double>(group.size - group.nodes);
+  const double inter_steps = static_cast<double>(group.nodes - 1);
+  const bool pci = node.intra.fabric == IntraFabric::Pcie;
+  double best = 0;
+  for (const RingProtocol& p : {kRingSimple, kRingLowLatency}) {
+    const double hops_us =
+        intra_steps * (pci ? p.pci_hop_us : p.nvlink_hop_us) + inter_steps * p.net_hop_us;
+    const double t =
+        (p.base_us + hops_us) * 1e-6 + bus_bytes / (p.bandwidth_fraction * busbw_gbps * 1e9);
+    best = best == 0 ? t : std::min(best, t);
+  }
+  return best;
+}
+
 }  // namespace
 
 double intra_node_busbw_gbps(const NodeSpec& node, Collective op, int64_t ranks,
@@ -98,6 +131,14 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
   }
   const double factor = op == Collective::SendRecv ? 1.0 : bus_factor(op, group.size);
   cost.time_s = cost.latency_s + size_bytes * factor / (cost.busbw_gbps * 1e9);
+  // All-gather and reduce-scatter have only the ring when a node holds several members
+  // (PAT serves one rank per node; all-reduce uses trees with log2(nodes) latency): the
+  // measured floor above or the ring's hop latencies, whichever is longer.
+  if (inter && (op == Collective::AllGather || op == Collective::ReduceScatter) &&
+      group.ranks_per_node > 1 && find_fit(node, op, inter, group.size, size_bytes) == nullptr) {
+    cost.time_s =
+        std::max(cost.time_s, ring_time_s(node, group, size_bytes * factor, cost.busbw_gbps));
+  }
   return cost;
 }
 

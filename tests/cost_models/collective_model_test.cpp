@@ -1,0 +1,50 @@
+// Collective costs against closed forms: NCCL's ring hop latencies for all-gather and
+// reduce-scatter over many nodes (src/graph/tuning.cc; shared/reference hardware_notes.md §6).
+#include "cost_models/collective_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/presets.h"
+
+namespace parplan::cost {
+namespace {
+
+TEST(CollectiveModel, RingAllGatherOverManyNodesPaysEveryHop) {
+  const NodeSpec node = *find_node_preset("dgx-a100-80gb");
+  const GroupPlacement group = place_strided(1536, 1, 8);  // 192 nodes x 8 GPUs
+  ASSERT_EQ(group.nodes, 192);
+  const double n = 1536, nodes = 192;
+  const double factor = (n - 1) / n;
+  const CollectiveCost small = collective_cost(node, Collective::AllGather, group, 1e6);
+  // 1 MB: the low-latency protocol wins: 6.6 us + 1344 NVLink hops x 0.6 + 191 network hops
+  // x 2.7, at half the bus bandwidth.
+  const double ll = (6.6 + (n - nodes) * 0.6 + (nodes - 1) * 2.7) * 1e-6 +
+                    1e6 * factor / (0.5 * small.busbw_gbps * 1e9);
+  EXPECT_NEAR(small.time_s, ll, 1e-9);
+  // 4 GB: Simple, 8.4 us + 1344 x 3.4 + 191 x 14, at the full bus bandwidth.
+  const double simple = (8.4 + (n - nodes) * 3.4 + (nodes - 1) * 14.0) * 1e-6 +
+                        4e9 * factor / (small.busbw_gbps * 1e9);
+  EXPECT_NEAR(collective_cost(node, Collective::ReduceScatter, group, 4e9).time_s, simple, 1e-9);
+  // All-reduce runs as a tree: the measured floor times log2(nodes), no per-hop ring term.
+  const CollectiveCost ar = collective_cost(node, Collective::AllReduce, group, 1e6);
+  EXPECT_NEAR(ar.latency_s, node.inter.latency_us * 1e-6 * std::log2(nodes), 1e-12);
+  EXPECT_LT(ar.time_s, small.time_s);
+}
+
+TEST(CollectiveModel, InsideOneNodeOrOneRankPerNodeKeepsTheMeasuredFloor) {
+  const NodeSpec node = *find_node_preset("dgx-h100");
+  const GroupPlacement intra = place_strided(8, 1, 8);
+  const CollectiveCost c = collective_cost(node, Collective::AllGather, intra, 1e6);
+  EXPECT_NEAR(c.time_s, node.intra.latency_us * 1e-6 + 1e6 * 7.0 / 8.0 / (c.busbw_gbps * 1e9),
+              1e-12);
+  // One member per node (a dp group strided by tp*cp*pp = 8): no intra-node hops.
+  const GroupPlacement strided = place_strided(4, 8, 8);
+  ASSERT_EQ(strided.ranks_per_node, 1);
+  const CollectiveCost s = collective_cost(node, Collective::AllGather, strided, 1e6);
+  EXPECT_NEAR(s.time_s, s.latency_s + 1e6 * 3.0 / 4.0 / (s.busbw_gbps * 1e9), 1e-12);
+}
+
+}  // namespace
+}  // namespace parplan::cost
