@@ -38,6 +38,12 @@ void fsdp_mixed_precision(FrameworkTraits& t) {
 
 }  // namespace
 
+bool fp8_params_apply(const FrameworkTraits& traits, const TrainingSpec& training,
+                      const GpuSpec& gpu) {
+  return traits.fp8_params && training.precision == Precision::Fp8 &&
+         gpu.architecture != "blackwell";
+}
+
 bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group) {
   return traits.tp_comm_overlap && !tp_group.crosses_nodes();
 }
@@ -52,7 +58,10 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       // userbuffer TP overlap (NeMo performance recipes: tp_comm_overlap=True).
       megatron_mixed_precision(t, training.precision);
       t.tp_comm_overlap = true;
-      if (training.precision == Precision::Fp8) t.fp8_weight_copy_bytes = 2;
+      if (training.precision == Precision::Fp8) {
+        t.fp8_weight_copy_bytes = 2;
+        t.fp8_params = true;
+      }
       break;
     case Framework::MegatronLm:
       // Megatron-LM 2020-2021 (Shoeybi et al. 2019; Narayanan et al. 2021): fused

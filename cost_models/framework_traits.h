@@ -5,6 +5,7 @@
 // run. Tested in tests/cost_models/framework_traits_test.cpp.
 #pragma once
 
+#include "core/cluster_spec.h"
 #include "core/framework.h"
 #include "core/parallel_plan.h"
 #include "core/training_spec.h"
@@ -63,6 +64,12 @@ struct FrameworkTraits {
   // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
   // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
   double fp8_weight_copy_bytes = 0;
+  // fp8 recipes with per-tensor scaling (delayed or current scaling) keep the parameters
+  // themselves in fp8 and all-gather them in fp8, so the fp8 value and the transpose Hopper's
+  // fp8 GEMMs read (1 + 1 bytes) replace the 16-bit weights and their copies (NeMo 2 /
+  // Megatron-Bridge mixed_precision.py: fp8_param_gather=True for the delayed and tensorwise
+  // recipes; False for Blackwell's MXFP8, which keeps 16-bit weights).
+  bool fp8_params = false;
   // Bytes per logit element alive at the loss: 16-bit logits + an fp32 copy with the
   // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's
   // cross_entropy on logits.float(): 16-bit logits + fp32 copy + fp32 log-softmax (2 + 4 + 4).
@@ -97,5 +104,11 @@ bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement
 
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& plan);
+
+// Whether the parameters are stored and gathered in fp8 on this GPU (FrameworkTraits::
+// fp8_params): fp8 training with a per-tensor-scaled recipe, i.e. not on Blackwell, whose
+// recipe is MXFP8.
+bool fp8_params_apply(const FrameworkTraits& traits, const TrainingSpec& training,
+                      const GpuSpec& gpu);
 
 }  // namespace parplan::cost

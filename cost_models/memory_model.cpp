@@ -66,7 +66,8 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
     StageMemory m;
     m.stage = sp.stage;
     m.params = sp.dense_params + sp.expert_params;
-    const ShardedBytes sharded = sharded_state_bytes(sp, plan, traits, training);
+    const ShardedBytes sharded =
+        sharded_state_bytes(sp, plan, traits, training, job.cluster.node.gpu);
     m.weights_bytes = sharded.weights;
     m.gradients_bytes = sharded.gradients;
     m.optimizer_bytes = sharded.optimizer;

@@ -37,6 +37,7 @@ struct ShardedBytes {
 };
 
 ShardedBytes sharded_state_bytes(const StageParameters& stage, const ParallelPlan& plan,
-                                 const FrameworkTraits& traits, const TrainingSpec& training);
+                                 const FrameworkTraits& traits, const TrainingSpec& training,
+                                 const GpuSpec& gpu);
 
 }  // namespace parplan::cost

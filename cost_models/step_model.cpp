@@ -268,6 +268,9 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
   const GroupPlacement expert_dp_group =
       place_strided(expert_dp, plan.ep * plan.expert_tp(), node.gpus_per_node);
+  // The distributed optimizer gathers updated parameters in the compute precision, or in fp8
+  // where the parameters are fp8 (fp8_param_gather).
+  const double param_gather_bytes = fp8_params_apply(traits, job.training, node.gpu) ? 1.0 : bpv;
   double best_end = 0;
   std::vector<double> dp_exposed(plan.pp, 0.0);
   std::vector<double> optimizer_s(plan.pp, 0.0);
@@ -289,11 +292,12 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
                                     trainable_expert * traits.grad_reduce_bytes)
                         .time_s;
       if (plan.zero_stage >= 1) {
-        gather_comm +=
-            collective_cost(node, Collective::AllGather, dp_group, trainable_dense * bpv).time_s;
-        gather_comm +=
-            collective_cost(node, Collective::AllGather, expert_dp_group, trainable_expert * bpv)
-                .time_s;
+        gather_comm += collective_cost(node, Collective::AllGather, dp_group,
+                                       trainable_dense * param_gather_bytes)
+                           .time_s;
+        gather_comm += collective_cost(node, Collective::AllGather, expert_dp_group,
+                                       trainable_expert * param_gather_bytes)
+                           .time_s;
       }
     }
     // Reduction of each chunk's gradients can start during its last backward pass.

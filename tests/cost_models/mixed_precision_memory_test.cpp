@@ -1,5 +1,6 @@
-// Gradient buffers per framework and precision against the frameworks' own bookkeeping:
-// Megatron's distributed-optimizer table and DeepSpeed's BF16_Optimizer.
+// Weight and gradient bytes per framework, precision and GPU against the frameworks' own
+// bookkeeping: Megatron's distributed-optimizer table, DeepSpeed's BF16_Optimizer and the fp8
+// recipes of NeMo 2 / Megatron-Bridge.
 #include <gtest/gtest.h>
 
 #include "cost_models/memory_model.h"
@@ -7,9 +8,11 @@
 namespace parplan::cost {
 namespace {
 
-Job job_for(const std::string& framework, const std::string& precision) {
+Job job_for(const std::string& framework, const std::string& precision,
+            const std::string& node = "dgx-a100-80gb") {
   const std::string text = R"({"framework": ")" + framework + R"(", "model": "gpt3-175b",
-      "cluster": {"node": "dgx-a100-80gb", "num_nodes": 12},
+      "cluster": {"node": ")" +
+                           node + R"(", "num_nodes": 12},
       "training": {"global_batch_size": 96, "seq_length": 2048, "precision": ")" +
                            precision + R"("},
       "plan": {"tp": 8, "pp": 12, "dp": 1, "zero_stage": 1, "recompute": "full"}})";
@@ -19,6 +22,11 @@ Job job_for(const std::string& framework, const std::string& precision) {
 double gradient_bytes_per_param(const Job& job) {
   const StageMemory& s = estimate_memory(job).stages[1];
   return s.gradients_bytes / s.params;
+}
+
+double weight_bytes_per_param(const Job& job) {
+  const StageMemory& s = estimate_memory(job).stages[1];
+  return s.weights_bytes / s.params;
 }
 
 TEST(GradientMemory, MegatronKeepsFp16GradientsOrFp32MainGradients) {
@@ -34,6 +42,14 @@ TEST(GradientMemory, DeepSpeedBf16OptimizerKeepsBothGradientCopies) {
   // The fp16 path (ZeRO stage 1 optimizer) keeps only the fp16 gradients outside its
   // sharded fp32 partition.
   EXPECT_NEAR(gradient_bytes_per_param(job_for("megatron-deepspeed", "fp16")), 2.0, 1e-9);
+}
+
+TEST(WeightMemory, Fp8ParametersReplaceTheSixteenBitWeightsOnHopper) {
+  EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "bf16", "dgx-h100")), 2.0, 1e-9);
+  // Delayed-scaling fp8 (fp8_param_gather): the fp8 value and its transpose.
+  EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-h100")), 2.0, 1e-9);
+  // Blackwell's MXFP8 recipe keeps 16-bit weights plus the row- and column-wise fp8 copies.
+  EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-b200")), 4.0, 1e-9);
 }
 
 }  // namespace
