@@ -9,6 +9,7 @@ struct Dims {
   double rep;     // divisor for the regions outside tensor parallelism: 1 or 1/t with SP
   double t;       // tp
   double bpv;     // bytes per activation value
+  double gib;     // bytes per saved GEMM-input value
   double mask;    // bytes per dropout-mask value (0 without dropout)
 };
 
@@ -19,6 +20,7 @@ Dims dims_of(const ActivationOptions& o) {
   d.t = static_cast<double>(o.tp);
   d.rep = o.sequence_parallel ? 1.0 / d.t : 1.0;
   d.bpv = o.bytes_per_value;
+  d.gib = o.gemm_input_bytes > 0 ? o.gemm_input_bytes : o.bytes_per_value;
   d.mask = o.dropout ? 1.0 : 0.0;
   return d;
 }
@@ -36,7 +38,7 @@ AttentionParts attention_parts(const ModelSpec& m, const ActivationOptions& o, c
   const double qw = static_cast<double>(m.query_width());
   const double kvw = static_cast<double>(m.kv_width());
   AttentionParts a;
-  a.replicated = (2 * d.bpv + d.mask) * d.tokens * h * d.rep;
+  a.replicated = (d.bpv + d.gib + d.mask) * d.tokens * h * d.rep;
   a.gemm_outputs = d.bpv * d.tokens * (qw + 2 * kvw) / d.t;
   const double heads = static_cast<double>(m.num_attention_heads) / d.t;
   if (o.flash_attention || o.cp > 1) {
@@ -48,7 +50,7 @@ AttentionParts attention_parts(const ModelSpec& m, const ActivationOptions& o, c
                           static_cast<double>(o.seq_length) * static_cast<double>(o.seq_length);
     a.core = (o.dropout ? (2 * d.bpv + d.mask) : d.bpv) * scores;
   }
-  a.output = d.bpv * d.tokens * qw / d.t;
+  a.output = d.gib * d.tokens * qw / d.t;
   return a;
 }
 
@@ -63,9 +65,9 @@ MlpParts mlp_parts(const ModelSpec& m, const Dims& d, double ffn, double tokens,
   const double h = static_cast<double>(m.hidden_size);
   const double fc1_width = m.activation == Activation::Swiglu ? 2 * ffn : ffn;
   MlpParts p;
-  p.replicated = (2 * d.bpv + d.mask) * d.tokens * h * d.rep;
+  p.replicated = (d.bpv + d.gib + d.mask) * d.tokens * h * d.rep;
   p.gemm_outputs = d.bpv * tokens * fc1_width / split;
-  p.activation = d.bpv * tokens * ffn / split;
+  p.activation = d.gib * tokens * ffn / split;
   return p;
 }
 
@@ -132,10 +134,10 @@ LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const Activa
     shared_act = shared.activation;
   }
   const double h = static_cast<double>(m.hidden_size);
-  // Dispatched expert inputs and the combine buffer (top_k copies of each token), router
-  // probabilities in fp32.
+  // Dispatched expert inputs (the expert FC1 input) and the combine buffer (top_k copies of
+  // each token), router probabilities in fp32.
   const double dispatch =
-      2 * d.bpv * routed_tokens * h + 4.0 * d.tokens * static_cast<double>(moe.num_experts);
+      (d.gib + d.bpv) * routed_tokens * h + 4.0 * d.tokens * static_cast<double>(moe.num_experts);
   return combine(a, routed.replicated, routed.gemm_outputs + shared_gemm,
                  routed.activation + shared_act, dispatch, o, d, m);
 }

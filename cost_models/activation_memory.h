@@ -23,6 +23,10 @@ struct ActivationOptions {
   bool flash_attention = true;  // no s^2 score, softmax or mask tensors
   bool dropout = false;         // hidden and attention dropout masks (1 byte each)
   double bytes_per_value = 2;   // 16-bit activations
+  // Bytes per saved GEMM input (QKV, projection, FC1 and FC2 inputs, dispatched expert
+  // tokens): 1 where fp8 GEMMs keep their fp8-cast input for the weight gradient (Transformer
+  // Engine Linear / LayerNormLinear save the fp8 tensor), else 0 = bytes_per_value.
+  double gemm_input_bytes = 0;
   // torchtitan-style selective recompute keeps only GEMM outputs of every other matmul; the
   // Megatron meaning (recompute the attention core) is the default.
   bool selective_keeps_half_gemm_outputs = false;

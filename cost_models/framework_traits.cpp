@@ -61,6 +61,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       if (training.precision == Precision::Fp8) {
         t.fp8_weight_copy_bytes = 2;
         t.fp8_params = true;
+        t.fp8_saves_gemm_inputs = true;
       }
       break;
     case Framework::MegatronLm:
@@ -119,8 +120,10 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.activation_traffic_factor = 1.7;
       break;
     case Framework::LlmFoundry:
-      // llm-foundry: PyTorch FSDP, FlashAttention-2, PyTorch cross entropy.
+      // llm-foundry: PyTorch FSDP, FlashAttention-2, PyTorch cross entropy; fp8 through
+      // Transformer Engine layers (fc_type: te, scripts/train/benchmarking/submit_benchmarks.py).
       fsdp_mixed_precision(t);
+      t.fp8_saves_gemm_inputs = training.precision == Precision::Fp8;
       t.pp_scatter_gather = false;
       t.logits_bytes_per_element = 10;
       t.attention_kernel_native = false;

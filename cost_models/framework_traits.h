@@ -70,6 +70,9 @@ struct FrameworkTraits {
   // Megatron-Bridge mixed_precision.py: fp8_param_gather=True for the delayed and tensorwise
   // recipes; False for Blackwell's MXFP8, which keeps 16-bit weights).
   bool fp8_params = false;
+  // fp8 GEMMs save their fp8-cast inputs for the backward pass (Transformer Engine), so
+  // those activations take 1 byte instead of 2; torchao's Float8Linear keeps the 16-bit input.
+  bool fp8_saves_gemm_inputs = false;
   // Bytes per logit element alive at the loss: 16-bit logits + an fp32 copy with the
   // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's
   // cross_entropy on logits.float(): 16-bit logits + fp32 copy + fp32 log-softmax (2 + 4 + 4).

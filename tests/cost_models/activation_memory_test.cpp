@@ -74,5 +74,15 @@ TEST_F(Korthikanti, ContextParallelDividesEverything) {
   EXPECT_NEAR(stored(), one / 4, 1e-9);
 }
 
+TEST_F(Korthikanti, Fp8GemmInputsTakeOneByte) {
+  // Transformer Engine keeps the fp8-cast inputs of the QKV, projection, FC1 and FC2 GEMMs
+  // (sbh + sbh + sbh + 4sbh at 1 byte instead of 2): 7 sbh less of the 34.
+  options.flash_attention = true;
+  options.gemm_input_bytes = 1;
+  EXPECT_NEAR(stored(), 34 - 7 + 4 * a / h, 1e-9);
+  options.recompute = Recompute::Full;  // the layer input stays 16-bit
+  EXPECT_NEAR(stored(), 2, 1e-9);
+}
+
 }  // namespace
 }  // namespace parplan::cost
