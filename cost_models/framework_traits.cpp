@@ -120,12 +120,14 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.activation_traffic_factor = 1.7;
       break;
     case Framework::LlmFoundry:
-      // llm-foundry: PyTorch FSDP, FlashAttention-2, PyTorch cross entropy; fp8 through
-      // Transformer Engine layers (fc_type: te, scripts/train/benchmarking/submit_benchmarks.py).
+      // llm-foundry: PyTorch FSDP, FlashAttention-2; fp8 through Transformer Engine layers
+      // (fc_type: te, scripts/train/benchmarking/submit_benchmarks.py). The default loss is
+      // flash-attn's fused cross entropy (loss_fn: fused_crossentropy), which reads the 16-bit
+      // logits and writes their gradient in place: 2 bytes per logit.
       fsdp_mixed_precision(t);
       t.fp8_saves_gemm_inputs = training.precision == Precision::Fp8;
       t.pp_scatter_gather = false;
-      t.logits_bytes_per_element = 10;
+      t.logits_bytes_per_element = 2;
       t.attention_kernel_native = false;
       break;
     case Framework::Maxtext:

@@ -122,8 +122,9 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
     // the whole score matrix, 4 b h s^2 d forward and 10 b h s^2 d backward.
     const double square = b * heads * s * s * qk_dim / static_cast<double>(p.cp);
     core.executed_flops_forward = 4 * square;
-    core.forward = 4 * square / (gpu.attention_forward_tflops * 1e12);
-    core.backward = 10 * square / (gpu.attention_backward_tflops * 1e12);
+    const double clock = gpu.sustained_clock_fraction;
+    core.forward = 4 * square / (gpu.attention_forward_tflops * 1e12 * clock);
+    core.backward = 10 * square / (gpu.attention_backward_tflops * 1e12 * clock);
     return core;
   }
   if (ctx.traits.flash_attention || p.cp > 1) {
@@ -134,7 +135,9 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
     }
     const double keys = 0.5 * s;
     const double ramp = keys / (keys + kFlashHalfKeys);
-    const double peak = peak_flops(gpu, precision);
+    // Tensor-core kernels all run at the clock the GPU sustains in long runs, as the GEMMs do
+    // (core/gemm_efficiency.cpp); the kernel figures above are burst measurements.
+    const double peak = peak_flops(gpu, precision) * gpu.sustained_clock_fraction;
     core.forward =
         std::max(gpu.kernel_launch_us * 1e-6,
                  core.model_flops_forward / (peak * fraction * kFlashForwardOfMamf * ramp));

@@ -210,6 +210,9 @@ void run_validate(const ValidateOptions& options) {
   }
   const auto results = predict_runs(runs);
   std::vector<double> all, core, memory;
+  // Every published plan ran, so a prediction that it does not fit is a memory-model error
+  // (or a plan key the source left out, such as recomputation).
+  std::vector<std::string> not_fitting;
   Json list = Json::array();
   TextTable table({"run", "predicted s", "reference s", "error", "memory GiB", "ref GiB", "set"});
   for (const auto& r : results) {
@@ -223,7 +226,9 @@ void run_validate(const ValidateOptions& options) {
                   {"core_set", r.run->core},
                   {"uncertain", r.run->uncertain},
                   {"mfu", r.estimate.mfu},
+                  {"fits", r.estimate.memory.fits},
                   {"breakdown", nullptr}};
+    if (!r.estimate.memory.fits) not_fitting.push_back(r.run->id);
     Json breakdown = Json::object();
     for (const auto& [name, seconds] : r.estimate.breakdown.named()) breakdown[name] = seconds;
     entry["breakdown"] = breakdown;
@@ -250,7 +255,8 @@ void run_validate(const ValidateOptions& options) {
                 {"p90_ape", all_stats.p90_ape},
                 {"all", stats_json(all_stats)},
                 {"core", stats_json(core_stats)},
-                {"memory", stats_json(memory_stats)}});
+                {"memory", stats_json(memory_stats)},
+                {"published_plans_not_fitting", not_fitting.size()}});
     return;
   }
   std::fputs(table.render({1, 2, 3, 4, 5}).c_str(), stdout);
@@ -262,6 +268,12 @@ void run_validate(const ValidateOptions& options) {
   summary("step time, all runs", all_stats);
   summary("step time, core (no MoE/cp/FSDP)", core_stats);
   summary("peak memory, runs with a reference", memory_stats);
+  std::printf("published plans predicted not to fit in GPU memory (they ran): %zu of %zu",
+              not_fitting.size(), results.size());
+  for (std::size_t i = 0; i < not_fitting.size(); ++i) {
+    std::printf("%s%s", i == 0 ? "\n  " : ", ", not_fitting[i].c_str());
+  }
+  std::printf("\n");
 }
 
 }  // namespace

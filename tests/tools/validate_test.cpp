@@ -46,8 +46,8 @@ TEST(ValidatePublished, StepTimeErrorGate) {
   // A constant-MFU estimate scores 12.3% on the core runs and 24% on all: we must beat it.
   EXPECT_LE(core["mape"].get<double>(), 0.09);
   EXPECT_LE(core["p90_ape"].get<double>(), 0.17);
-  EXPECT_LE(all["mape"].get<double>(), 0.12);
-  EXPECT_LE(all["p90_ape"].get<double>(), 0.25);
+  EXPECT_LE(all["mape"].get<double>(), 0.11);
+  EXPECT_LE(all["p90_ape"].get<double>(), 0.20);  // beyond-3D issue target
 }
 
 TEST(ValidatePublished, MemoryErrorGate) {
@@ -56,6 +56,7 @@ TEST(ValidatePublished, MemoryErrorGate) {
   std::printf("peak memory: n=%d median %.1f%% MAPE %.1f%%\n", mem["count"].get<int>(),
               100 * mem["median_ape"].get<double>(), 100 * mem["mape"].get<double>());
   EXPECT_LE(mem["median_ape"].get<double>(), 0.10);  // beyond-3D issue target
+  EXPECT_LE(mem["mape"].get<double>(), 0.09);
 }
 
 TEST(ValidatePublished, PlannerRegretExplainsLargeClaims) {
