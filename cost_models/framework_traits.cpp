@@ -114,6 +114,12 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.operator_level_selective_recompute = true;
       t.fsdp_unsharded_with_pp = true;
       t.attention_kernel_native = false;  // PyTorch SDPA flash backend (FlashAttention-2)
+      // DTensor tensor parallelism over plain nn.Linear: autograd computes a linear's input
+      // and weight gradients in one node and only then runs the redistribution collective, so
+      // nothing hides the backward TP communication (Megatron's
+      // LinearWithGradAccumulationAndAsyncCommunication issues it before the weight-gradient
+      // GEMM); async TP is a separate opt-in (tp_comm_overlap).
+      t.tp_backward_overlap = false;
       // Eager PyTorch modules (torch.compile is off by default in torchtitan).
       t.norm_traffic_factor = 9.0;
       t.rope_traffic_factor = 5.0;

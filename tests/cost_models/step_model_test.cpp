@@ -95,6 +95,23 @@ TEST(StepModel, TensorParallelOverlapStopsAtTheNode) {
   EXPECT_GT(out.dense.forward.tp_comm, 3 * in.dense.forward.tp_comm);
 }
 
+TEST(StepModel, DTensorTensorParallelExposesTheBackwardCollectives) {
+  // Megatron issues the backward TP collective before the weight-gradient GEMM and hides it
+  // there; torchtitan's DTensor runs it after both gradients, so the backward pass exposes
+  // the same collectives as the forward.
+  const std::string plan =
+      R"({"tp": 8, "micro_batch_size": 2, "zero_stage": 1, "sequence_parallel": true})";
+  // "other": Megatron-style kernels and backward overlap, no userbuffers.
+  const LayerTimes megatron =
+      compute_layer_times(make_job("llama3.1-8b", "dgx-h100", 1, 64, 8192, plan, "other"));
+  const LayerTimes titan =
+      compute_layer_times(make_job("llama3.1-8b", "dgx-h100", 1, 64, 8192, plan, "torchtitan"));
+  ASSERT_GT(titan.dense.forward.tp_comm, 0.0);
+  EXPECT_NEAR(titan.dense.backward.tp_comm, titan.dense.forward.tp_comm,
+              1e-9 + 1e-6 * titan.dense.forward.tp_comm);
+  EXPECT_LT(megatron.dense.backward.tp_comm, 0.5 * titan.dense.backward.tp_comm);
+}
+
 TEST(StepModel, ModelFlopsMatchNarayananFormula) {
   // Narayanan et al. 2021 eq. 3 without recomputation: 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
   // counts full (non-causal) attention; ours counts causal attention (half the score work).
