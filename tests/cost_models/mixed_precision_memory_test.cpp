@@ -20,12 +20,12 @@ Job job_for(const std::string& framework, const std::string& precision,
 }
 
 double gradient_bytes_per_param(const Job& job) {
-  const StageMemory& s = estimate_memory(job).stages[1];
+  const StageMemory s = estimate_memory(job).stages[1];
   return s.gradients_bytes / s.params;
 }
 
 double weight_bytes_per_param(const Job& job) {
-  const StageMemory& s = estimate_memory(job).stages[1];
+  const StageMemory s = estimate_memory(job).stages[1];
   return s.weights_bytes / s.params;
 }
 
