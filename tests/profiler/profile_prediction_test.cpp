@@ -137,14 +137,19 @@ Verdict judge(const char* what, double predicted, const Json& fresh, const Json&
   const double drift = fresh_control["median_s"].get<double>() / control_profiled - 1;
   const bool disturbed = fresh["disturbed_only"].get<bool>() ||
                          fresh_control["disturbed_only"].get<bool>() || control_profiled_disturbed;
+  // A fresh median whose own samples spread more than the control tolerance cannot judge a
+  // 15 % prediction either.
+  const bool noisy = fresh["noise"].get<double>() > kControlTolerance ||
+                     fresh_control["noise"].get<double>() > kControlTolerance;
   Verdict v;
-  v.judged = std::abs(drift) <= kControlTolerance && fit_rms <= kTolerance && !disturbed;
+  v.judged = std::abs(drift) <= kControlTolerance && fit_rms <= kTolerance && !disturbed && !noisy;
   v.passed = v.judged && std::abs(error) <= kTolerance;
   std::printf(
       "  %s: predicted %.4g s, measured %.4g s (noise %.1f %%): error %+.1f %%; control "
       "drift %+.1f %%, fit rms %.1f %%%s -> %s\n",
       what, predicted, measured, 100 * fresh["noise"].get<double>(), 100 * error, 100 * drift,
-      100 * fit_rms, disturbed ? ", disturbed samples only" : "",
+      100 * fit_rms,
+      disturbed ? ", disturbed samples only" : (noisy ? ", noisy fresh measurement" : ""),
       !v.judged  ? "inconclusive (machine busy or changed, or noisy profile)"
       : v.passed ? "pass"
                  : "FAIL");
