@@ -87,7 +87,10 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       // bf16 goes through DeepSpeed's BF16_Optimizer: fp32 gradients for every parameter plus
       // the bf16 .grad it does not free between micro-batches (deepspeed/runtime/pipe/
       // engine.py _exec_backward_pass: update_hp_grads(clear_lp_grads=False)).
-      if (training.precision == Precision::Bf16) t.low_precision_grad_copy_bytes = 2;
+      if (training.precision == Precision::Bf16) {
+        t.low_precision_grad_copy_bytes = 2;
+        t.grad_accumulation_bytes_per_micro_batch = 2 + 4 + 4;
+      }
       // DeepSpeed's gradient reduction bucket (reduce_bucket_size 5e8 elements, fp32 in the
       // bf16 optimizer: 1.9 GiB) beside the CUDA context, cuBLAS and NCCL buffers.
       t.workspace_gib = 1.0 + 1.9;

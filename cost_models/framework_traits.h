@@ -61,6 +61,10 @@ struct FrameworkTraits {
   // gradients are added into the full fp32 buffer with update_hp_grads(clear_lp_grads=False),
   // so both copies stay allocated until the optimizer step).
   double low_precision_grad_copy_bytes = 0;
+  // Memory traffic per parameter and micro-batch to add the 16-bit gradients of that
+  // micro-batch into an fp32 gradient buffer outside autograd (DeepSpeed BF16_Optimizer
+  // update_hp_grads after every micro-batch's backward: read 2 bytes, read and write 4).
+  double grad_accumulation_bytes_per_micro_batch = 0;
   // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
   // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
   double fp8_weight_copy_bytes = 0;

@@ -196,6 +196,15 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
                            sm_share * std::min(fsdp.gather_s + fsdp.reduce_s, b);
       }
     }
+    if (traits.grad_accumulation_bytes_per_micro_batch > 0) {
+      // The chunk's gradients added into the fp32 buffer after each micro-batch's backward.
+      const StageParameters& sp = stages[stage];
+      const double chunk_params =
+          (sp.dense_params + sp.expert_params) / static_cast<double>(plan.vpp);
+      c.backward.compute += chunk_params * traits.grad_accumulation_bytes_per_micro_batch /
+                            (node.gpu.hbm_bandwidth_gbps * 1e9 * node.gpu.hbm_efficiency *
+                             traits.memory_kernel_bandwidth_fraction);
+    }
     if (per_layer_fsdp && chunk_layers[index] > 0) {
       c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
       c.fsdp_backward += fsdp.reduce_s;  // nor the last reduce-scatter

@@ -112,6 +112,30 @@ TEST(StepModel, DTensorTensorParallelExposesTheBackwardCollectives) {
   EXPECT_LT(megatron.dense.backward.tp_comm, 0.5 * titan.dense.backward.tp_comm);
 }
 
+TEST(StepModel, DeepSpeedBf16AddsEachMicroBatchsGradientsIntoFp32) {
+  // BF16_Optimizer's update_hp_grads after every micro-batch: 2 + 4 + 4 bytes per parameter
+  // at the memory-bound kernels' bandwidth; fp16 accumulates in .grad during backward.
+  auto job = [](const char* precision) {
+    std::string text = R"({"framework": "megatron-deepspeed", "model": "llama2-7b",
+        "cluster": {"node": "dgx-a100-80gb", "num_gpus": 1},
+        "training": {"global_batch_size": 8, "seq_length": 2048, "precision": ")";
+    text += precision;
+    text += R"("}, "plan": {"tp": 1, "pp": 1, "micro_batch_size": 1, "recompute": "full"}})";
+    return parse_job(parse_json(text, "job.json"), "job.json", "");
+  };
+  const Job bf16 = job("bf16");
+  const Job fp16 = job("fp16");
+  const auto& gpu = bf16.cluster.node.gpu;
+  const double params = static_cast<double>(bf16.model.total_params(2048));
+  const double bandwidth =
+      gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency *
+      framework_traits(bf16.framework, bf16.training, bf16.plan).memory_kernel_bandwidth_fraction;
+  const double expected = 8 * params * 10 / bandwidth;
+  const double delta =
+      estimate_step(bf16).breakdown.compute - estimate_step(fp16).breakdown.compute;
+  EXPECT_NEAR(delta, expected, 1e-3 * expected);
+}
+
 TEST(StepModel, ModelFlopsMatchNarayananFormula) {
   // Narayanan et al. 2021 eq. 3 without recomputation: 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
   // counts full (non-causal) attention; ours counts causal attention (half the score work).
