@@ -44,10 +44,10 @@ TEST(ValidatePublished, StepTimeErrorGate) {
               100 * all["mape"].get<double>(), 100 * all["median_ape"].get<double>(),
               100 * all["p90_ape"].get<double>());
   // A constant-MFU estimate scores 12.3% on the core runs and 24% on all: we must beat it.
-  EXPECT_LE(core["mape"].get<double>(), 0.09);
-  EXPECT_LE(core["p90_ape"].get<double>(), 0.17);
-  EXPECT_LE(all["mape"].get<double>(), 0.11);
-  EXPECT_LE(all["p90_ape"].get<double>(), 0.20);  // beyond-3D issue target
+  EXPECT_LE(core["mape"].get<double>(), 0.085);
+  EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
+  EXPECT_LE(all["mape"].get<double>(), 0.10);
+  EXPECT_LE(all["p90_ape"].get<double>(), 0.17);  // beyond-3D issue target: 20%
 }
 
 TEST(ValidatePublished, MemoryErrorGate) {
