@@ -83,6 +83,22 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
                 e.memory.capacity_bytes / kGiB, static_cast<long long>(e.memory.peak_stage),
                 e.memory.fits ? "fits" : "DOES NOT FIT");
   out += line;
+  if (!e.memory.fits) {
+    for (const auto& stage : e.memory.stages) {
+      if (stage.stage != e.memory.peak_stage) continue;
+      std::snprintf(
+          line, sizeof line,
+          "               weights %.1f, gradients %.1f, optimizer %.1f, activations "
+          "%.1f (%lld micro-batch chunks in flight), logits %.1f, other %.1f GiB\n"
+          "               (more recomputation, pp, tp or a higher ZeRO stage lowers "
+          "it; parplan plan --job FILE searches plans that fit)\n",
+          stage.weights_bytes / kGiB, stage.gradients_bytes / kGiB, stage.optimizer_bytes / kGiB,
+          stage.activations_bytes / kGiB, static_cast<long long>(stage.in_flight_chunks),
+          stage.logits_bytes / kGiB,
+          (stage.transient_bytes + stage.workspace_bytes + stage.fragmentation_bytes) / kGiB);
+      out += line;
+    }
+  }
   out +=
       "\nwhere the time goes (critical pipeline stage " + std::to_string(e.critical_stage) + "):\n";
   TextTable table({"part", "seconds", "share"});
