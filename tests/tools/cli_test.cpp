@@ -1,9 +1,10 @@
-// `parplan compare`, `parplan plan --report` and `parplan export` end to end: exit codes,
+// `parplan simulate`, `compare`, `plan --report` and `export` end to end: exit codes,
 // the files written, no temporary files left behind, refusal to write over an input, and
 // usage errors.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "core/json_input.h"
 #include "tests/tools/test_support.h"
@@ -15,6 +16,19 @@ const std::vector<std::string> kReportFiles = {"report.csv", "report.html", "rep
                                                "report.md"};
 
 std::string q(const std::string& path) { return "'" + path + "'"; }
+
+TEST(SimulateCli, APlanThatDoesNotFitShowsItsMemoryParts) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << R"({"model": "llama3.1-70b", "cluster": {"node": "dgx-h100",
+      "num_gpus": 8}, "training": {"global_batch_size": 8, "seq_length": 8192},
+      "plan": {"tp": 8, "micro_batch_size": 8}})";
+  const CommandResult r = run_parplan("simulate --job " + q(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("DOES NOT FIT"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("micro-batch chunks in flight"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("parplan plan --job"), std::string::npos) << r.output;
+}
 
 TEST(CompareCli, WritesFourFilesAtomicallyAndSummarizes) {
   TempDir dir;
