@@ -199,8 +199,8 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     if (traits.grad_accumulation_bytes_per_micro_batch > 0) {
       // The chunk's gradients added into the fp32 buffer after each micro-batch's backward.
       const StageParameters& sp = stages[stage];
-      const double chunk_params =
-          (sp.dense_params + sp.expert_params) / static_cast<double>(plan.vpp);
+      const double trainable = lora ? sp.adapter_params : sp.dense_params + sp.expert_params;
+      const double chunk_params = trainable / static_cast<double>(plan.vpp);
       c.backward.compute += chunk_params * traits.grad_accumulation_bytes_per_micro_batch /
                             (node.gpu.hbm_bandwidth_gbps * 1e9 * node.gpu.hbm_efficiency *
                              traits.memory_kernel_bandwidth_fraction);
