@@ -123,6 +123,10 @@ std::map<std::string, Job> variant_jobs() {
   jobs["recompute-full"] = llama(R"({"tp": 2, "pp": 2, "recompute": "full"})");
   jobs["recompute-selective"] = llama(R"({"tp": 2, "recompute": "selective"})");
   jobs["fp8"] = llama(R"({"tp": 2})", "fp8");
+  jobs["fp8-blackwell"] = job_from(
+      R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-b200", "num_nodes": 2},
+          "training": {"global_batch_size": 64, "seq_length": 4096, "precision": "fp8"},
+          "plan": {"tp": 2}})");
   jobs["fp16"] = llama(R"({"tp": 2})", "fp16");
   jobs["fp32"] = llama(R"({"tp": 2})", "fp32");
   jobs["cp2"] = llama(R"({"tp": 2, "cp": 2})");
@@ -233,7 +237,12 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(tt("recompute-full").at("activation_checkpoint.mode"), "\"full\"");
   EXPECT_EQ(tt("recompute-selective").at("activation_checkpoint.mode"), "\"selective\"");
   EXPECT_EQ(mg("fp8").at("--fp8-format"), "hybrid");
+  // The modelled fp8 layout: fp8 parameters gathered in fp8 on Hopper, MXFP8 on Blackwell.
+  EXPECT_TRUE(mg("fp8").count("--fp8-param-gather"));
+  EXPECT_FALSE(mg("fp8-blackwell").count("--fp8-param-gather"));
+  EXPECT_EQ(mg("fp8-blackwell").at("--fp8-recipe"), "mxfp8");
   EXPECT_EQ(nm("fp8").at("mixed_precision"), "bf16_with_fp8_delayed_scaling_mixed");
+  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision"), "bf16_with_mxfp8_mixed");
   EXPECT_EQ(tt("fp8").at("model.converters"), "[\"float8\"]");
   EXPECT_TRUE(mg("fp16").count("--fp16"));
   EXPECT_EQ(nm("fp16").at("mixed_precision"), "fp16_mixed");

@@ -123,10 +123,20 @@ void batch_and_precision(const Job& job, Args& a) {
     case Precision::Bf16:
       a.flag("--bf16");
       break;
-    case Precision::Fp8:
+    case Precision::Fp8: {
       a.flag("--bf16");
       a.value("--fp8-format", "hybrid");
+      // The memory and time model's fp8 layout (cost_models/framework_traits.h, fp8_params):
+      // per-tensor scaling with fp8 parameters gathered in fp8 on Hopper; MXFP8 with 16-bit
+      // parameters on Blackwell.
+      const auto traits = cost::framework_traits(job.framework, t, p);
+      if (cost::fp8_params_apply(traits, t, job.cluster.node.gpu)) {
+        a.flag("--fp8-param-gather");
+      } else if (job.cluster.node.gpu.architecture == "blackwell") {
+        a.value("--fp8-recipe", "mxfp8");
+      }
       break;
+    }
   }
   if (p.recompute == Recompute::Selective) {
     a.value("--recompute-granularity", "selective");

@@ -223,7 +223,11 @@ std::string export_nemo(const Job& job) {
       text += "mixed_precision: bf16_mixed\n";
       break;
     case Precision::Fp8:
-      text += "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\n";
+      // Per-tensor delayed scaling with fp8 parameters on Hopper, MXFP8 on Blackwell (the
+      // memory model's fp8 layout, cost_models/framework_traits.h fp8_params).
+      text += job.cluster.node.gpu.architecture == "blackwell"
+                  ? "mixed_precision: bf16_with_mxfp8_mixed\n"
+                  : "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\n";
       break;
   }
   return text;
