@@ -96,7 +96,8 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
   const double nodes = static_cast<double>(group.nodes);
   const double n = static_cast<double>(group.size);
 
-  if (const CollectiveFit* fit = find_fit(node, op, inter, group.size, size_bytes)) {
+  const CollectiveFit* fit = find_fit(node, op, inter, group.size, size_bytes);
+  if (fit != nullptr) {
     cost.busbw_gbps = fit->busbw_gbps;
     cost.latency_s = fit->latency_us * 1e-6 * (inter ? std::max(1.0, std::log2(nodes)) : 1.0);
   } else if (!inter) {
@@ -135,7 +136,7 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
   // (PAT serves one rank per node; all-reduce uses trees with log2(nodes) latency): the
   // measured floor above or the ring's hop latencies, whichever is longer.
   if (inter && (op == Collective::AllGather || op == Collective::ReduceScatter) &&
-      group.ranks_per_node > 1 && find_fit(node, op, inter, group.size, size_bytes) == nullptr) {
+      group.ranks_per_node > 1 && fit == nullptr) {
     cost.time_s =
         std::max(cost.time_s, ring_time_s(node, group, size_bytes * factor, cost.busbw_gbps));
   }
