@@ -45,6 +45,15 @@ double comm_sm_fraction(const GpuSpec& gpu) {
   return gpu.sm_count > 0 ? std::min(1.0, kCommSms / static_cast<double>(gpu.sm_count)) : 0.0;
 }
 
+double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& traits,
+                                 const char* kind) {
+  if (kind != nullptr) {
+    if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end()) return it->second * 1e9;
+  }
+  return gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency *
+         traits.memory_kernel_bandwidth_fraction;
+}
+
 namespace {
 
 bool newer_than_ampere(const GpuSpec& gpu) {
@@ -68,16 +77,10 @@ struct Ops {
   double gemm_dgrad(double m, double n, double k) const { return gemm(m, k, n); }
   double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
 
-  // A memory-bound kernel moving `bytes`; a measured kernel of that kind (GpuSpec::kernel_gbps,
-  // from a profile of the machine) sets its speed, else the framework's share of the
-  // achievable HBM bandwidth does (FrameworkTraits::memory_kernel_bandwidth_fraction).
+  // A memory-bound kernel moving `bytes` (memory_kernel_bytes_per_s), at least one launch.
   double memory(double bytes, const char* kind = nullptr) const {
-    double bw = gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency *
-                ctx.traits.memory_kernel_bandwidth_fraction;
-    if (kind != nullptr) {
-      if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end()) bw = it->second * 1e9;
-    }
-    return std::max(gpu.kernel_launch_us * 1e-6, bytes / bw);
+    return std::max(gpu.kernel_launch_us * 1e-6,
+                    bytes / memory_kernel_bytes_per_s(gpu, ctx.traits, kind));
   }
 };
 

@@ -70,6 +70,12 @@ LayerTime output_layer_time(const CostContext& ctx);  // last stage: final norm,
 // Fraction of the GPU's processors a collective overlapped with compute takes from it.
 double comm_sm_fraction(const GpuSpec& gpu);
 
+// Bytes per second of a memory-bound kernel: a measured kernel of that kind (GpuSpec::
+// kernel_gbps, from a profile of the machine), else the framework's share of the achievable
+// HBM bandwidth (FrameworkTraits::memory_kernel_bandwidth_fraction).
+double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& traits,
+                                 const char* kind = nullptr);
+
 // Load-imbalance allowance for routed experts: the busiest expert rank processes this many
 // times the mean token count (stated assumption; auxiliary-loss-balanced routers keep the
 // max/mean ratio near 1.1, e.g. Switch Transformer capacity factor 1.0-1.25).

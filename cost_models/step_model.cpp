@@ -202,8 +202,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       const double trainable = lora ? sp.adapter_params : sp.dense_params + sp.expert_params;
       const double chunk_params = trainable / static_cast<double>(plan.vpp);
       c.backward.compute += chunk_params * traits.grad_accumulation_bytes_per_micro_batch /
-                            (node.gpu.hbm_bandwidth_gbps * 1e9 * node.gpu.hbm_efficiency *
-                             traits.memory_kernel_bandwidth_fraction);
+                            memory_kernel_bytes_per_s(node.gpu, traits);
     }
     if (per_layer_fsdp && chunk_layers[index] > 0) {
       c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
