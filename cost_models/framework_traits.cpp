@@ -38,10 +38,10 @@ void fsdp_mixed_precision(FrameworkTraits& t) {
 
 }  // namespace
 
-bool fp8_params_apply(const FrameworkTraits& traits, const TrainingSpec& training,
-                      const GpuSpec& gpu) {
-  return traits.fp8_params && training.precision == Precision::Fp8 &&
-         gpu.architecture != "blackwell";
+bool fp8_recipe_is_mxfp8(const GpuSpec& gpu) { return gpu.architecture == "blackwell"; }
+
+bool fp8_params_apply(const FrameworkTraits& traits, const GpuSpec& gpu) {
+  return traits.fp8_params && !fp8_recipe_is_mxfp8(gpu);
 }
 
 bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group) {

@@ -112,10 +112,12 @@ bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& plan);
 
+// Whether fp8 training on this GPU uses the MXFP8 (block-scaled) recipe: Blackwell. Other
+// GPUs use per-tensor scaling.
+bool fp8_recipe_is_mxfp8(const GpuSpec& gpu);
+
 // Whether the parameters are stored and gathered in fp8 on this GPU (FrameworkTraits::
-// fp8_params): fp8 training with a per-tensor-scaled recipe, i.e. not on Blackwell, whose
-// recipe is MXFP8.
-bool fp8_params_apply(const FrameworkTraits& traits, const TrainingSpec& training,
-                      const GpuSpec& gpu);
+// fp8_params, set for fp8 training only): a per-tensor-scaled recipe, not MXFP8.
+bool fp8_params_apply(const FrameworkTraits& traits, const GpuSpec& gpu);
 
 }  // namespace parplan::cost

@@ -41,9 +41,7 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
   act.flash_attention = traits.flash_attention;
   act.dropout = model_uses_dropout(model) && traits.model_dropout;
   act.bytes_per_value = bpv;
-  if (traits.fp8_saves_gemm_inputs && training.precision == Precision::Fp8) {
-    act.gemm_input_bytes = 1;
-  }
+  if (traits.fp8_saves_gemm_inputs) act.gemm_input_bytes = 1;  // set for fp8 training only
   act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
   const LayerActivationBytes dense = dense_layer_activation_bytes(model, act);
   const LayerActivationBytes moe =

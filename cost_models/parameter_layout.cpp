@@ -104,7 +104,7 @@ ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& 
   }
   // fp8 copies beside the 16-bit weights, unless the parameters themselves are fp8: then the
   // fp8 value and its transpose (1 + 1 bytes) take the place of the 16-bit weight.
-  if (plan.zero_stage < 3 && !fp8_params_apply(traits, training, gpu))
+  if (plan.zero_stage < 3 && !fp8_params_apply(traits, gpu))
     out.weights += (sp.dense_params + sp.expert_params) * traits.fp8_weight_copy_bytes;
   if (plan.schedule == ScheduleKind::DualPipe) {
     // DualPipe feeds micro-batches from both ends: every device holds two stages' parameters

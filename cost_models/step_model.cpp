@@ -278,7 +278,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       place_strided(expert_dp, plan.ep * plan.expert_tp(), node.gpus_per_node);
   // The distributed optimizer gathers updated parameters in the compute precision, or in fp8
   // where the parameters are fp8 (fp8_param_gather).
-  const double param_gather_bytes = fp8_params_apply(traits, job.training, node.gpu) ? 1.0 : bpv;
+  const double param_gather_bytes = fp8_params_apply(traits, node.gpu) ? 1.0 : bpv;
   double best_end = 0;
   std::vector<double> dp_exposed(plan.pp, 0.0);
   std::vector<double> optimizer_s(plan.pp, 0.0);

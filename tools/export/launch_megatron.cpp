@@ -130,9 +130,9 @@ void batch_and_precision(const Job& job, Args& a) {
       // per-tensor scaling with fp8 parameters gathered in fp8 on Hopper; MXFP8 with 16-bit
       // parameters on Blackwell.
       const auto traits = cost::framework_traits(job.framework, t, p);
-      if (cost::fp8_params_apply(traits, t, job.cluster.node.gpu)) {
+      if (cost::fp8_params_apply(traits, job.cluster.node.gpu)) {
         a.flag("--fp8-param-gather");
-      } else if (job.cluster.node.gpu.architecture == "blackwell") {
+      } else if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
         a.value("--fp8-recipe", "mxfp8");
       }
       break;
