@@ -1,7 +1,6 @@
 #include "cost_models/pipeline_sim.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <tuple>
 
@@ -12,10 +11,6 @@ namespace parplan::cost {
 namespace {
 
 constexpr int64_t kExactSingleStageMicroBatches = 4096;
-
-}  // namespace
-
-namespace {
 
 // The actions of a shape in one global order in which every action comes after the actions
 // it waits for, cached per thread: the planner simulates many plans of the same shape.
