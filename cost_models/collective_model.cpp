@@ -47,15 +47,12 @@ double ring_time_s(const NodeSpec& node, const GroupPlacement& group, double bus
   const double intra_steps = static_cast<double>(group.size - group.nodes);
   const double inter_steps = static_cast<double>(group.nodes - 1);
   const bool pci = node.intra.fabric == IntraFabric::Pcie;
-  double best = 0;
-  for (const RingProtocol& p : {kRingSimple, kRingLowLatency}) {
+  auto time_s = [&](const RingProtocol& p) {
     const double hops_us =
         intra_steps * (pci ? p.pci_hop_us : p.nvlink_hop_us) + inter_steps * p.net_hop_us;
-    const double t =
-        (p.base_us + hops_us) * 1e-6 + bus_bytes / (p.bandwidth_fraction * busbw_gbps * 1e9);
-    best = best == 0 ? t : std::min(best, t);
-  }
-  return best;
+    return (p.base_us + hops_us) * 1e-6 + bus_bytes / (p.bandwidth_fraction * busbw_gbps * 1e9);
+  };
+  return std::min(time_s(kRingSimple), time_s(kRingLowLatency));
 }
 
 }  // namespace
