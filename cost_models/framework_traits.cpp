@@ -129,8 +129,11 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.activation_traffic_factor = 1.7;
       break;
     case Framework::LlmFoundry:
-      // llm-foundry: PyTorch FSDP, FlashAttention-2; fp8 through Transformer Engine layers
-      // (fc_type: te, scripts/train/benchmarking/submit_benchmarks.py). The default loss is
+      // llm-foundry: PyTorch FSDP; fp8 through Transformer Engine layers (fc_type: te,
+      // scripts/train/benchmarking/submit_benchmarks.py). Its benchmark scripts run
+      // attn_impl 'triton' (submit_benchmarks.py default): flash_attn_triton, Tri Dao's
+      // FlashAttention-1-design Triton kernel on triton_pre_mlir, "only tested on A100"
+      // (llm_foundry/models/layers/flash_attn_triton.py header). The default loss is
       // flash-attn's fused cross entropy (loss_fn: fused_crossentropy), which reads the 16-bit
       // logits and writes their gradient in place: 2 bytes per logit.
       fsdp_mixed_precision(t);
@@ -138,6 +141,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.pp_scatter_gather = false;
       t.logits_bytes_per_element = 2;
       t.attention_kernel_native = false;
+      t.attention_kernel_fa1_design = true;
       break;
     case Framework::Maxtext:
       fsdp_mixed_precision(t);

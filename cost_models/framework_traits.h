@@ -22,6 +22,12 @@ struct FrameworkTraits {
   // about half of that on Hopper and later (Shah et al. 2024, FlashAttention-3, §1: FA2
   // "achieves only 35% utilization on H100" vs 75% for FA3).
   bool attention_kernel_native = true;
+  // The flash-attention kernel follows FlashAttention-1's design (one thread block per
+  // (batch, head), more non-matmul work per block), which reaches 25-40% of A100's peak where
+  // FlashAttention-2 reaches 50-73% (Dao 2023, arXiv 2307.08691, §1). llm-foundry's
+  // attn_impl 'triton' (flash_attn_triton on triton_pre_mlir, the default of its benchmark
+  // scripts) is such a kernel.
+  bool attention_kernel_fa1_design = false;
   // Whether the model's dropout layers exist in this software (GPT-style models keep them;
   // parplan's executor has none).
   bool model_dropout = true;

@@ -28,6 +28,10 @@ constexpr double kFlashHalfKeys = 256;
 // FlashAttention-2-design kernels on Hopper and later GPUs (no wgmma/TMA): 35% instead of
 // 75% utilisation on H100 (FlashAttention-3 §1).
 constexpr double kPortableFlashOnNewerGpus = 0.47;
+// FlashAttention-1-design kernels relative to FlashAttention-2 on the same Ampere GPU: the
+// middles of their reported utilisations, 32.5% (25-40%) over 57% (50-73%) of A100's peak
+// (Dao 2023, arXiv 2307.08691, §1 and abstract: FA2 is "around 2x" faster): 0.57.
+constexpr double kFa1DesignOfFa2 = 0.57;
 // Backward passes read saved tensors and gradients: about twice the forward bytes.
 constexpr double kBackwardBytesFactor = 2.0;
 // fp8 GEMM inputs are quantised in their own kernel: read the 16-bit value, write the fp8
@@ -97,6 +101,15 @@ double peak_flops(const GpuSpec& gpu, Precision precision) {
 }
 
 // Attention core for one micro-batch: (forward, backward) seconds and executed FLOPs.
+// Throughput of the framework's flash-attention kernel relative to a kernel written for the
+// GPU. On Hopper and later, kernels of Ampere design (warp-level mma.sync, no wgmma or TMA)
+// share one bound, FlashAttention-2's 35% of peak (FlashAttention-3 §1), whichever of the
+// Ampere designs they follow; on Ampere the FlashAttention-1 design is the slower of the two.
+double flash_design_fraction(const FrameworkTraits& traits, const GpuSpec& gpu) {
+  if (!traits.attention_kernel_native && newer_than_ampere(gpu)) return kPortableFlashOnNewerGpus;
+  return traits.attention_kernel_fa1_design ? kFa1DesignOfFa2 : 1.0;
+}
+
 struct AttentionCore {
   double forward = 0;
   double backward = 0;
@@ -132,10 +145,8 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
   }
   if (ctx.traits.flash_attention || p.cp > 1) {
     core.executed_flops_forward = core.model_flops_forward;
-    double fraction = gpu.max_matmul_efficiency(precision);
-    if (!ctx.traits.attention_kernel_native && newer_than_ampere(gpu)) {
-      fraction *= kPortableFlashOnNewerGpus;
-    }
+    const double fraction =
+        gpu.max_matmul_efficiency(precision) * flash_design_fraction(ctx.traits, gpu);
     const double keys = 0.5 * s;
     const double ramp = keys / (keys + kFlashHalfKeys);
     // Tensor-core kernels all run at the clock the GPU sustains in long runs, as the GEMMs do

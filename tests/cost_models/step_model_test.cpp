@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/presets.h"
+#include "cost_models/layer_cost.h"
 
 namespace parplan::cost {
 namespace {
@@ -110,6 +111,34 @@ TEST(StepModel, DTensorTensorParallelExposesTheBackwardCollectives) {
   EXPECT_NEAR(titan.dense.backward.tp_comm, titan.dense.forward.tp_comm,
               1e-9 + 1e-6 * titan.dense.forward.tp_comm);
   EXPECT_LT(megatron.dense.backward.tp_comm, 0.5 * titan.dense.backward.tp_comm);
+}
+
+double flash_attention_forward_s(const std::string& framework, const std::string& node) {
+  const Job job = make_job("llama2-7b", node, 1, 8, 4096, R"({"tp": 1, "zero_stage": 3})",
+                           framework);
+  std::vector<OpRecord> ops;
+  CostContext ctx = CostContext::make(job, job.cluster.node);
+  ctx.ops_out = &ops;
+  dense_layer_time(ctx);
+  for (const OpRecord& op : ops) {
+    if (op.kind == "attention") return op.forward_s;
+  }
+  ADD_FAILURE() << "no attention op";
+  return 0;
+}
+
+TEST(StepModel, FlashAttentionOneDesignIsSlowerOnAmpereOnly) {
+  // llm-foundry's Triton kernel follows FlashAttention-1's design: 0.57 of FlashAttention-2's
+  // throughput on A100 (25-40% vs 50-73% of peak). On H100 both Ampere-design kernels share
+  // FlashAttention-2's bound (torchtitan's SDPA kernel is FlashAttention-2).
+  const double fa1_a100 = flash_attention_forward_s("llm-foundry", "dgx-a100-80gb");
+  const double fa2_a100 = flash_attention_forward_s("torchtitan", "dgx-a100-80gb");
+  EXPECT_NEAR(fa2_a100 / fa1_a100, 0.57, 1e-6);
+  const double fa1_h100 = flash_attention_forward_s("llm-foundry", "dgx-h100");
+  const double fa2_h100 = flash_attention_forward_s("torchtitan", "dgx-h100");
+  EXPECT_NEAR(fa2_h100 / fa1_h100, 1.0, 1e-6);
+  // Kernels written for Hopper (megatron-core: cuDNN / Transformer Engine) are faster there.
+  EXPECT_LT(flash_attention_forward_s("megatron-core", "dgx-h100"), 0.5 * fa2_h100);
 }
 
 TEST(StepModel, DeepSpeedBf16AddsEachMicroBatchsGradientsIntoFp32) {
