@@ -114,8 +114,8 @@ TEST(StepModel, DTensorTensorParallelExposesTheBackwardCollectives) {
 }
 
 double flash_attention_forward_s(const std::string& framework, const std::string& node) {
-  const Job job = make_job("llama2-7b", node, 1, 8, 4096, R"({"tp": 1, "zero_stage": 3})",
-                           framework);
+  const Job job =
+      make_job("llama2-7b", node, 1, 8, 4096, R"({"tp": 1, "zero_stage": 3})", framework);
   std::vector<OpRecord> ops;
   CostContext ctx = CostContext::make(job, job.cluster.node);
   ctx.ops_out = &ops;
