@@ -142,6 +142,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.logits_bytes_per_element = 2;
       t.attention_kernel_native = false;
       t.attention_kernel_fa1_design = true;
+      t.fsdp_backward_prefetch_post = true;  // Composer's FSDP default
       break;
     case Framework::Maxtext:
       fsdp_mixed_precision(t);

@@ -50,7 +50,13 @@ struct FrameworkTraits {
   // Communication overlapped with compute.
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
   bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute
-  bool tp_comm_overlap = false;        // tensor-parallel collectives hidden under GEMMs
+  // FSDP's backward prefetch issues the next layer's all-gather only after the current
+  // layer's gradients are computed (PyTorch BackwardPrefetch.BACKWARD_POST: it "overlaps the
+  // current reduce-scatter and the next gradient computation"), so the backward gathers are
+  // exposed. Composer, under llm-foundry, defaults to it (fsdp_config backward_prefetch:
+  // 'BACKWARD_POST'); FSDP2 and DeepSpeed prefetch before the gradient computation.
+  bool fsdp_backward_prefetch_post = false;
+  bool tp_comm_overlap = false;  // tensor-parallel collectives hidden under GEMMs
   // Backward input-gradient all-reduce overlapped with the weight-gradient GEMM
   // (Megatron async_tensor_model_parallel_allreduce, 2021+).
   bool tp_backward_overlap = true;

@@ -192,8 +192,15 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
         const double b = layer.backward.total() + layer.recompute.total();
         const double sm_share = comm_sm_fraction(node.gpu);
         c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0) + sm_share * std::min(fsdp.gather_s, f);
-        c.fsdp_backward += std::max(fsdp.gather_s + fsdp.reduce_s - b, 0.0) +
-                           sm_share * std::min(fsdp.gather_s + fsdp.reduce_s, b);
+        if (traits.fsdp_backward_prefetch_post) {
+          // The next layer's gather waits for this layer's gradients: exposed; the
+          // reduce-scatter runs under the next layer's backward.
+          c.fsdp_backward += fsdp.gather_s + std::max(fsdp.reduce_s - b, 0.0) +
+                             sm_share * std::min(fsdp.reduce_s, b);
+        } else {
+          c.fsdp_backward += std::max(fsdp.gather_s + fsdp.reduce_s - b, 0.0) +
+                             sm_share * std::min(fsdp.gather_s + fsdp.reduce_s, b);
+        }
       }
     }
     if (traits.grad_accumulation_bytes_per_micro_batch > 0) {

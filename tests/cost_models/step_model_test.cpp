@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/presets.h"
+#include "cost_models/collective_model.h"
+#include "cost_models/group_placement.h"
 #include "cost_models/layer_cost.h"
 
 namespace parplan::cost {
@@ -139,6 +141,28 @@ TEST(StepModel, FlashAttentionOneDesignIsSlowerOnAmpereOnly) {
   EXPECT_NEAR(fa2_h100 / fa1_h100, 1.0, 1e-6);
   // Kernels written for Hopper (megatron-core: cuDNN / Transformer Engine) are faster there.
   EXPECT_LT(flash_attention_forward_s("megatron-core", "dgx-h100"), 0.5 * fa2_h100);
+}
+
+TEST(StepModel, ComposerFsdpExposesTheBackwardGathers) {
+  // Composer's BACKWARD_POST prefetch issues a layer's backward all-gather after the previous
+  // layer's gradients: one exposed gather per layer and micro-batch. FSDP2 (torchtitan)
+  // prefetches it under the gradient computation.
+  const std::string plan = R"({"tp": 1, "micro_batch_size": 4, "zero_stage": 3})";
+  const Job foundry = make_job("llama2-7b", "dgx-h100", 1, 64, 4096, plan, "llm-foundry");
+  const Job titan = make_job("llama2-7b", "dgx-h100", 1, 64, 4096, plan, "torchtitan");
+  const ModelSpec& m = foundry.model;
+  const double h = static_cast<double>(m.hidden_size);
+  const double layer_params = 4 * h * h + 3 * h * static_cast<double>(m.ffn_hidden_size);
+  const double gather_s =
+      collective_cost(foundry.cluster.node, Collective::AllGather,
+                      place_group(foundry.plan, foundry.cluster.node, {"dp"}), 2 * layer_params)
+          .time_s;
+  const double micro_batches = 64.0 / (8 * 4);
+  const double exposed_gathers = micro_batches * static_cast<double>(m.num_layers) * gather_s;
+  // What the prefetch hides differs by the gathers less the processors they take either way.
+  const double hidden_share = 1.0 - comm_sm_fraction(foundry.cluster.node.gpu);
+  EXPECT_NEAR(estimate_step(foundry).breakdown.fsdp_comm - estimate_step(titan).breakdown.fsdp_comm,
+              hidden_share * exposed_gathers, 0.05 * exposed_gathers);
 }
 
 TEST(StepModel, DeepSpeedBf16AddsEachMicroBatchsGradientsIntoFp32) {
