@@ -143,6 +143,12 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.attention_kernel_native = false;
       t.attention_kernel_fa1_design = true;
       t.fsdp_backward_prefetch_post = true;  // Composer's FSDP default
+      // Composer's DecoupledAdamW runs one PyTorch kernel per elementwise op and parameter
+      // (composer/optim/decoupled_weight_decay.py: param.mul_, exp_avg.mul_().add_(),
+      // exp_avg_sq.mul_().addcmul_(), sqrt, div, add_, param.addcdiv_): 88 bytes per fp32
+      // parameter; norm gradient clipping (the MPT yamls' gradient_clipping) reads the
+      // gradients and scales them in place: 12 more.
+      t.optimizer_step_bytes_per_param = 100;
       break;
     case Framework::Maxtext:
       fsdp_mixed_precision(t);

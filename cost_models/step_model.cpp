@@ -16,9 +16,6 @@ namespace {
 // Megatron-Core DDP bucket: at least 40M parameters (distributed.DistributedDataParallelConfig
 // bucket_size = max(40000000, 1000000 * dp)); the last bucket of a chunk cannot overlap.
 constexpr double kGradBucketParams = 40e6;
-// Adam step per parameter: read the fp32 gradient (4), read+write the fp32 master weight (8)
-// and both moments (16), write the 16-bit weight (2); plus the gradient-norm read (4).
-constexpr double kOptimizerBytesPerParam = 34.0;
 
 struct ChunkTime {
   PassTime forward;
@@ -359,8 +356,8 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts.
       optimizer_s[s] = updated * 7 * traits.grad_bytes / (it->second * 1e9);
     } else {
-      optimizer_s[s] =
-          updated * kOptimizerBytesPerParam / (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
+      optimizer_s[s] = updated * traits.optimizer_step_bytes_per_param /
+                       (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
     }
     const double stage_end = out.pipeline.finish_s[s] + dp_exposed[s] + optimizer_s[s];
     if (stage_end > best_end) {

@@ -165,6 +165,20 @@ TEST(StepModel, ComposerFsdpExposesTheBackwardGathers) {
               hidden_share * exposed_gathers, 0.05 * exposed_gathers);
 }
 
+TEST(StepModel, UnfusedAdamMovesThreeTimesTheBytesOfAFusedOne) {
+  // Composer's DecoupledAdamW, one kernel per elementwise op, plus norm clipping: 100 bytes
+  // per parameter; a fused AdamW step (torchtitan): 34.
+  const std::string plan = R"({"tp": 1, "zero_stage": 3})";
+  const double foundry =
+      estimate_step(make_job("llama2-7b", "dgx-h100", 1, 64, 4096, plan, "llm-foundry"))
+          .breakdown.optimizer;
+  const double titan =
+      estimate_step(make_job("llama2-7b", "dgx-h100", 1, 64, 4096, plan, "torchtitan"))
+          .breakdown.optimizer;
+  ASSERT_GT(titan, 0.0);
+  EXPECT_NEAR(foundry / titan, 100.0 / 34.0, 1e-6);
+}
+
 TEST(StepModel, DeepSpeedBf16AddsEachMicroBatchsGradientsIntoFp32) {
   // BF16_Optimizer's update_hp_grads after every micro-batch: 2 + 4 + 4 bytes per parameter
   // at the memory-bound kernels' bandwidth; fp16 accumulates in .grad during backward.
