@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "cli_test_util.h"
 
@@ -46,9 +47,50 @@ TEST(ValidatePublished, StepTimeErrorGate) {
   // A constant-MFU estimate scores 12.3% on the core runs and 24% on all: we must beat it.
   EXPECT_LE(core["mape"].get<double>(), 0.085);
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
-  EXPECT_LE(all["mape"].get<double>(), 0.10);
+  EXPECT_LE(all["mape"].get<double>(), 0.095);
   EXPECT_LE(all["p90_ape"].get<double>(), 0.17);  // beyond-3D issue target: 20%
 }
+
+// Whole benchmark tables of three frameworks (tests/data/benchmark_tables, each entry citing
+// its table row): the same code on many more runs of one software stack than the public set
+// holds, so a mechanism that helps one run and hurts its neighbours shows. Gates at the level
+// reached; the Megatron-Bridge table's fine-grained MoE rows on B200 and H100 are the known
+// gap (host-bound MoE layers at small micro-batches are not modelled).
+struct TableGate {
+  const char* file;
+  size_t runs;
+  double mape;
+  double p90;
+};
+
+void PrintTo(const TableGate& gate, std::ostream* os) { *os << gate.file; }
+
+class BenchmarkTable : public testing::TestWithParam<TableGate> {};
+
+TEST_P(BenchmarkTable, StepTimeErrorGate) {
+  const TableGate& gate = GetParam();
+  const auto r = test::run_parplan(std::string("validate --published ") + PARPLAN_TEST_DATA +
+                                   "/benchmark_tables/" + gate.file + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out);
+  ASSERT_EQ(v["runs"].size(), gate.runs);
+  const auto& all = v["all"];
+  std::printf("%s: n=%d MAPE %.1f%% median %.1f%% p90 %.1f%% max %.1f%%\n", gate.file,
+              all["count"].get<int>(), 100 * all["mape"].get<double>(),
+              100 * all["median_ape"].get<double>(), 100 * all["p90_ape"].get<double>(),
+              100 * all["max_ape"].get<double>());
+  EXPECT_LE(all["mape"].get<double>(), gate.mape);
+  EXPECT_LE(all["p90_ape"].get<double>(), gate.p90);
+}
+
+INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
+                         testing::Values(TableGate{"llm_foundry_mpt.json", 60, 0.075, 0.14},
+                                         TableGate{"nemo_2407_h100.json", 10, 0.065, 0.10},
+                                         TableGate{"mbridge_2511.json", 16, 0.22, 0.55}),
+                         [](const testing::TestParamInfo<TableGate>& info) {
+                           std::string name = info.param.file;
+                           return name.substr(0, name.find('.'));
+                         });
 
 TEST(ValidatePublished, MemoryErrorGate) {
   const auto v = validate_json();
