@@ -152,13 +152,9 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   const bool per_layer_fsdp =
       plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
   if (per_layer_fsdp && stages.front().num_layers > 0) {
-    const double layer_params =
-        stages.front().dense_params /
-        std::max<double>(1.0, static_cast<double>(stages.front().num_layers));
     const double layer_dense =
         (stages.front().dense_params - stages.front().embedding_params) /
         std::max<double>(1.0, static_cast<double>(stages.front().num_layers));
-    (void)layer_params;
     fsdp.gather_s =
         collective_cost(node, Collective::AllGather, shard_group, layer_dense * bpv).time_s;
     const double layer_trainable =
