@@ -143,6 +143,9 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.attention_kernel_native = false;
       t.attention_kernel_fa1_design = true;
       t.fsdp_backward_prefetch_post = true;  // Composer's FSDP default
+      // MPT, its model, defaults to no dropout anywhere (MPTConfig: emb_pdrop, resid_pdrop
+      // and attn_config.attn_pdrop all 0.0).
+      t.model_dropout = false;
       // Composer's DecoupledAdamW runs one PyTorch kernel per elementwise op and parameter
       // (composer/optim/decoupled_weight_decay.py: param.mul_, exp_avg.mul_().add_(),
       // exp_avg_sq.mul_().addcmul_(), sqrt, div, add_, param.addcdiv_): 88 bytes per fp32

@@ -2,7 +2,7 @@
 // communication it overlaps with compute, how it stores weights, gradients and optimizer
 // state, and what memory it keeps beside the model. Each value is a documented property of
 // the software (cited below), the same for every run of that framework; none is fitted to a
-// run. Tested in tests/cost_models/framework_traits_test.cpp.
+// run. Tested in tests/cost_models/framework_traits_test.cpp and step_model_test.cpp.
 #pragma once
 
 #include "core/cluster_spec.h"

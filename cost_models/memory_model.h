@@ -2,8 +2,8 @@
 // ZeRO stage), activations of the micro-batches the pipeline schedule keeps in flight, the
 // embedding and output layer with the logits and loss buffers on the first/last stage, and a
 // stated framework allowance. The busiest rank is the plan's peak.
-// Tested in tests/cost_models/memory_model_test.cpp (closed forms) and against the published
-// memory figures in tests/data/published_runs.json.
+// Tested in tests/cost_models/activation_memory_test.cpp and mixed_precision_memory_test.cpp
+// (closed forms) and against the published memory figures in tests/data/published_runs.json.
 #pragma once
 
 #include <string>

@@ -1,0 +1,37 @@
+// What a framework's traits imply, checked through the cost models they feed.
+#include "cost_models/framework_traits.h"
+
+#include <gtest/gtest.h>
+
+#include "core/json_input.h"
+#include "cost_models/memory_model.h"
+
+namespace parplan::cost {
+namespace {
+
+Job gpt_job(const std::string& framework) {
+  // A GPT-style (LayerNorm) model, one GPU, no recomputation, bf16.
+  const std::string text = R"({"framework": ")" + framework + R"(",
+    "model": {"name": "gpt", "num_layers": 4, "hidden_size": 2048, "num_attention_heads": 16,
+              "ffn_hidden_size": 8192, "vocab_size": 50368, "activation": "gelu",
+              "normalization": "layernorm", "tied_embeddings": true},
+    "cluster": {"node": "dgx-a100-80gb", "num_gpus": 1},
+    "training": {"global_batch_size": 2, "seq_length": 2048, "precision": "bf16"},
+    "plan": {"tp": 1, "pp": 1, "micro_batch_size": 2, "recompute": "none"}})";
+  return parse_job(parse_json(text, "job.json"), "job.json", "");
+}
+
+TEST(FrameworkTraits, MptUnderLlmFoundryKeepsNoDropoutMasks) {
+  // Korthikanti et al. 2022 count two 1-byte dropout masks of s*b*h per layer after the
+  // attention and MLP blocks (flash attention keeps no attention-probability mask), and one
+  // after the embedding. MPT's dropout probabilities default to 0, so llm-foundry stores none.
+  const Job megatron = gpt_job("megatron-core");
+  const Job foundry = gpt_job("llm-foundry");
+  const double with_masks = estimate_memory(megatron).stages.front().activations_bytes;
+  const double without = estimate_memory(foundry).stages.front().activations_bytes;
+  const double sbh = 2048.0 * 2 * 2048;
+  EXPECT_NEAR(with_masks - without, (4 * 2 + 1) * sbh, 1e-6 * with_masks);
+}
+
+}  // namespace
+}  // namespace parplan::cost
