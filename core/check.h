@@ -4,7 +4,8 @@
 // carries one message and maps to exit code 1. parplan::InputError is the common case of a
 // wrong value in a file: it names the file, the key path, what was found and what is allowed.
 // PARPLAN_ASSERT guards internal invariants in every build type and aborts with file:line.
-// Tested in tests/core/check_test.cpp.
+// Tested in tests/core/model_spec_test.cpp, hf_config_test.cpp and the bad-input corpus
+// (tests/bad_inputs).
 #pragma once
 
 #include <cstdio>

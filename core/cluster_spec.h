@@ -52,7 +52,7 @@ struct GpuSpec {
   // forward, 10*b*h*s^2*d backward); 0: use the flash-attention model.
   double attention_forward_tflops = 0;
   double attention_backward_tflops = 0;
-  // GEMM efficiency by shape (cost_models/gemm_model.h): a dimension equal to its *_half
+  // GEMM efficiency by shape (core/gemm_efficiency.h): a dimension equal to its *_half
   // value halves the throughput of large GEMMs (pipeline fill, under-filled tiles); tiles of
   // gemm_tile_m x gemm_tile_n spread over sm_count processors in waves (0 disables waves).
   double gemm_m_half = 64;

@@ -4,8 +4,8 @@
 // or as the unfused score/softmax/dropout chain, memory-bound kernels at achievable HBM
 // bandwidth, and the tensor-, context- and expert-parallel collectives with the part that
 // the framework hides under compute removed. Recomputation adds its forward work.
-// Tested in tests/cost_models/layer_cost_test.cpp (FLOP counts against Narayanan et al. 2021
-// eq. 3, tp=1 => no tp time, monotonicity).
+// Tested in tests/cost_models/step_model_test.cpp and beyond_3d_test.cpp (FLOP counts against
+// Narayanan et al. 2021 eq. 3, tp=1 => no tp time, monotonicity).
 #pragma once
 
 #include <string>

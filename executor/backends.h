@@ -4,7 +4,7 @@
 //   cpu:  Compute = Eigen on the host; Comm = MPI (or a one-rank SelfComm without MPI).
 //   cuda: Compute = cuBLAS + our kernels on the GPU (rank modulo device count); Comm = NCCL,
 //         bootstrapped through the MPI host communicator.
-// Tested in tests/executor/backends_test.cpp.
+// Tested in tests/executor/cpu_ops_test.cpp and the mpi tests (tests/executor/mpi_world.h).
 #pragma once
 
 #include <memory>

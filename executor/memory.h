@@ -2,7 +2,7 @@
 // through one MemoryTracker, which records the current and peak bytes and, at the peak, how
 // they split by kind (parameters, gradients, optimizer state, activations, ...). This is
 // the "measured peak memory" that `parplan run` reports. DeviceBuffer<E> is the owning,
-// move-only handle. Tested in tests/executor/memory_test.cpp.
+// move-only handle. Tested in tests/executor/measurement_test.cpp.
 #pragma once
 
 #include <array>

@@ -5,7 +5,7 @@
 // a name becomes a Chrome trace event on its track (the stage's compute row, or one row per
 // communication kind). On asynchronous backends the timer synchronises the device at each
 // switch so that time lands in the right phase. Comm scopes arm the watchdog.
-// Tested in tests/executor/phase_timer_test.cpp.
+// Tested in tests/executor/measurement_test.cpp.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // Watchdog: a background thread that ends this process when one communication call has been
 // waiting longer than a timeout, naming the rank and the call, so that a dead or stalled
 // peer turns into a clear error instead of a hang. mpirun then ends the other ranks.
-// Tested in tests/executor/watchdog_test.cpp (death test).
+// Tested in tests/executor/measurement_test.cpp (death test).
 #pragma once
 
 #include <atomic>

@@ -4,7 +4,7 @@
 // with each measured figure as {"value", "source": "measured by parplan profile on HOST at
 // DATE: ..."}, plus host, device, coverage, fits and every measurement. The document is
 // checked with core's parse_hardware_profile before it is returned.
-// Tested in tests/profiler/profile_writer_test.cpp (synthetic runs, round trip).
+// Tested in tests/profiler/hardware_profile_test.cpp (synthetic runs, round trip).
 #pragma once
 
 #include <string>

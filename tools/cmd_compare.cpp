@@ -1,6 +1,6 @@
 // `parplan compare --job FILE [--plan P.json]... [--top K] [--method sft,lora] --out DIR
 // [--json]`: compares strategies side by side and writes DIR/report.{html,md,csv,json}.
-// Tested in tests/tools/compare_cli_test.cpp.
+// Tested in tests/tools/cli_test.cpp and report_golden_test.cpp.
 #include <cstdio>
 
 #include "core/check.h"

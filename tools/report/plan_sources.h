@@ -2,7 +2,7 @@
 // object of plan keys, or a whole job file whose "plan" is used) and the planner's search
 // (`--top K`), optionally for several training methods side by side (`--method sft,lora`).
 // Each plan is checked against the job's model, cluster and training like the job's own.
-// Tested in tests/tools/report_test.cpp and tests/tools/compare_cli_test.cpp.
+// Tested in tests/tools/report_test.cpp and tests/tools/cli_test.cpp.
 #pragma once
 
 #include <string>

@@ -1,0 +1,78 @@
+// The GEMM time model (core/gemm_efficiency.h) against its closed forms.
+#include "core/gemm_efficiency.h"
+
+#include <gtest/gtest.h>
+
+namespace parplan {
+namespace {
+
+// A GPU whose shape terms are switched off unless a test sets them: efficiency is the MAMF
+// fraction alone, so each term can be checked by itself.
+GpuSpec plain_gpu() {
+  GpuSpec gpu;
+  gpu.dense_tflops[static_cast<int>(Precision::Bf16)] = 1000;
+  gpu.matmul_efficiency[static_cast<int>(Precision::Bf16)] = 0.8;
+  gpu.sustained_clock_fraction = 0.9;
+  gpu.hbm_bandwidth_gbps = 2000;
+  gpu.hbm_efficiency = 0.9;
+  gpu.kernel_launch_us = 4;
+  gpu.gemm_m_half = 0;
+  gpu.gemm_n_half = 0;
+  gpu.gemm_k_half = 0;
+  gpu.sm_count = 0;  // no waves
+  return gpu;
+}
+
+TEST(GemmEfficiency, LargeShapesReachTheMeasuredMaximum) {
+  const GpuSpec gpu = plain_gpu();
+  EXPECT_DOUBLE_EQ(gemm_efficiency(gpu, {8192, 8192, 8192}, Precision::Bf16), 0.8);
+}
+
+TEST(GemmEfficiency, ADimensionAtItsHalfValueHalvesTheThroughput) {
+  GpuSpec gpu = plain_gpu();
+  gpu.gemm_m_half = 64;
+  EXPECT_NEAR(gemm_efficiency(gpu, {64, 8192, 8192}, Precision::Bf16), 0.4, 1e-12);
+  gpu.gemm_k_half = 128;
+  EXPECT_NEAR(gemm_efficiency(gpu, {64, 8192, 128}, Precision::Bf16), 0.2, 1e-12);
+}
+
+TEST(GemmEfficiency, TheLastWaveOfTilesLeavesProcessorsIdle) {
+  // Five 128x128 tiles on four processors run in two waves: 5 / 8 of the machine is used.
+  GpuSpec gpu = plain_gpu();
+  gpu.sm_count = 4;
+  gpu.gemm_tile_m = 128;
+  gpu.gemm_tile_n = 128;
+  EXPECT_NEAR(gemm_efficiency(gpu, {5 * 128, 128, 4096}, Precision::Bf16), 0.8 * 5.0 / 8.0, 1e-12);
+  // Four tiles fill one wave exactly; a partial tile costs a whole one (tile quantization).
+  EXPECT_NEAR(gemm_efficiency(gpu, {4 * 128, 128, 4096}, Precision::Bf16), 0.8, 1e-12);
+  EXPECT_NEAR(gemm_efficiency(gpu, {4 * 128 + 1, 128, 4096}, Precision::Bf16), 0.8 * 5.0 / 8.0,
+              1e-12);
+}
+
+TEST(GemmTime, ComputeBoundAtTheSustainedClock) {
+  const GpuSpec gpu = plain_gpu();
+  const GemmShape shape{8192, 8192, 8192};
+  const double expected = 2.0 * 8192 * 8192 * 8192 / (1000e12 * 0.9 * 0.8);
+  EXPECT_NEAR(gemm_time_s(gpu, shape, Precision::Bf16), expected, 1e-9 * expected);
+  EXPECT_DOUBLE_EQ(gemm_flops(shape), 2.0 * 8192 * 8192 * 8192);
+}
+
+TEST(GemmTime, SkinnyShapesAreBoundByMemoryAndTinyOnesByTheLaunch) {
+  const GpuSpec gpu = plain_gpu();
+  // m = 1: a matrix-vector product reads the whole 8192 x 8192 operand.
+  const GemmShape gemv{1, 8192, 8192};
+  const double bytes = (1.0 * 8192 + 8192.0 * 8192 + 1.0 * 8192) * 2;
+  EXPECT_NEAR(gemm_time_s(gpu, gemv, Precision::Bf16), bytes / (2000e9 * 0.9), 1e-15);
+  EXPECT_DOUBLE_EQ(gemm_time_s(gpu, {8, 8, 8}, Precision::Bf16), 4e-6);
+  EXPECT_DOUBLE_EQ(gemm_time_s(gpu, {0, 8, 8}, Precision::Bf16), 0.0);
+}
+
+TEST(GemmTime, OperandBytesFollowThePrecision) {
+  EXPECT_DOUBLE_EQ(gemm_element_bytes(Precision::Fp8), 1.0);
+  EXPECT_DOUBLE_EQ(gemm_element_bytes(Precision::Bf16), 2.0);
+  EXPECT_DOUBLE_EQ(gemm_element_bytes(Precision::Fp16), 2.0);
+  EXPECT_DOUBLE_EQ(gemm_element_bytes(Precision::Fp32), 4.0);
+}
+
+}  // namespace
+}  // namespace parplan
