@@ -339,9 +339,36 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   const double mask = model_uses_dropout(m) && ctx.traits.model_dropout ? 1.0 : 0.0;
 
   BlockTimes blk = mlp;
-  // QKV and output projections (column- then row-parallel).
-  add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
-  add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
+  // Width of the query and key parts that rotary embedding rotates, per tensor-parallel rank.
+  double rotary_width = (qw + kvw) / t;
+  if (m.mla) {
+    // Multi-latent attention (DeepSeek-V2 §2.1.2; Megatron-Core MLASelfAttention): the
+    // down-projections to the latent ranks are replicated on every tensor-parallel rank, the
+    // up-projections are column-parallel over the heads, each latent is RMS-normed, and only
+    // the decoupled rope part of the query heads and the one shared rope key are rotated.
+    const MlaSpec& mla = *m.mla;
+    const double heads = static_cast<double>(m.num_attention_heads) / t;
+    const double nope = static_cast<double>(mla.qk_nope_head_dim);
+    const double rope = static_cast<double>(mla.qk_rope_head_dim);
+    const double v = static_cast<double>(mla.v_head_dim);
+    const double q_rank = static_cast<double>(mla.q_lora_rank);
+    const double kv_rank = static_cast<double>(mla.kv_lora_rank);
+    if (mla.q_lora_rank > 0) {
+      add_linear(blk, "q down projection", ops, ctx, T, q_rank, h);
+      add_linear(blk, "q up projection", ops, ctx, T, heads * (nope + rope), q_rank);
+    } else {
+      add_linear(blk, "q projection", ops, ctx, T, heads * (nope + rope), h);
+    }
+    add_linear(blk, "kv down projection", ops, ctx, T, kv_rank + rope, h);
+    add_linear(blk, "kv up projection", ops, ctx, T, heads * (nope + v), kv_rank);
+    add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * T * (q_rank + kv_rank));
+    add_linear(blk, "attention output projection", ops, ctx, T, h, heads * v);
+    rotary_width = heads * rope + rope;
+  } else {
+    // QKV and output projections (column- then row-parallel).
+    add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
+    add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
+  }
   add_adapters(blk, ops, ctx, moe_layer);
   // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
   const FrameworkTraits& tr_ = ctx.traits;
@@ -354,7 +381,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   }
   if (m.position_embedding == PositionEmbedding::Rotary) {
     add_memory_op(blk, "rotary embedding", ops, ctx,
-                  tr_.rope_traffic_factor * 2 * bpv * T * (qw + kvw) / t);
+                  tr_.rope_traffic_factor * 2 * bpv * T * rotary_width);
   }
   add_kernel_op(blk, "residual (+dropout) after attention", ops, ctx,
                 (3 * bpv + mask) * T * h * rep,

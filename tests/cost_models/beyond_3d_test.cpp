@@ -1,5 +1,5 @@
 // Mechanisms beyond dp x tp x pp against hand calculations: the expert all-to-all message
-// sizes, ZeRO-3/FSDP memory, context-parallel activation split.
+// sizes, ZeRO-3/FSDP memory, context-parallel activation split, multi-latent attention.
 #include <gtest/gtest.h>
 
 #include "core/collective.h"
@@ -37,6 +37,33 @@ TEST(Beyond3d, ExpertAllToAllCarriesTopKCopiesOfEveryToken) {
   const LayerTime moe = moe_layer_time(ctx);
   EXPECT_NEAR(moe.forward.ep_comm, 2 * a2a, 1e-12);
   EXPECT_NEAR(moe.backward.ep_comm, 2 * a2a, 1e-12);
+}
+
+TEST(Beyond3d, MultiLatentAttentionProjectsThroughTheLatentRanks) {
+  // DeepSeek-V3's attention projections (DeepSeek-V2 §2.1.2): each parameter is used once per
+  // token, so their forward GEMMs are 2 T times the attention parameters. With tp 4 the
+  // up-projections and the output projection split over the heads; the down-projections to
+  // the latent ranks (h x 1536, h x (512 + 64)) are replicated.
+  for (const int tp : {1, 4}) {
+    const Job job = job_from(R"({"model": "deepseek-v3",
+        "cluster": {"node": "dgx-h100", "num_nodes": 2},
+        "training": {"global_batch_size": 64, "seq_length": 4096},
+        "plan": {"tp": )" + std::to_string(tp) +
+                             R"(, "pp": 1, "ep": 4, "micro_batch_size": 1}})");
+    std::vector<OpRecord> ops;
+    CostContext ctx = CostContext::make(job, job.cluster.node);
+    ctx.ops_out = &ops;
+    dense_layer_time(ctx);
+    double projection_flops = 0;
+    for (const OpRecord& op : ops) {
+      if (op.name.find("projection") != std::string::npos) projection_flops += op.flops;
+    }
+    const double T = 4096, h = 7168;
+    const double replicated = h * 1536 + h * (512 + 64);
+    const double split = static_cast<double>(job.model.attention_params()) - replicated;
+    SCOPED_TRACE(tp);
+    EXPECT_NEAR(projection_flops, 2 * T * (replicated + split / tp), 1e-9 * projection_flops);
+  }
 }
 
 TEST(Beyond3d, ExpertTensorParallelDispatchesSequenceShards) {
