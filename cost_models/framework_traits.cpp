@@ -34,6 +34,8 @@ void fsdp_mixed_precision(FrameworkTraits& t) {
   t.grad_bytes = 4;
   t.optimizer_bytes = 8;
   t.grad_reduce_bytes = 4;
+  // The fused step updates the fp32 parameters in place: no 16-bit copy to write.
+  t.optimizer_step_bytes_per_param = kFusedAdamStepBytesPerParam - 2;
 }
 
 }  // namespace

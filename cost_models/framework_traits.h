@@ -13,6 +13,11 @@
 
 namespace parplan::cost {
 
+// A fused Adam step (Apex/TE FusedAdam, torch fused AdamW) per parameter: read the fp32
+// gradient (4), read and write the fp32 master weight (8) and both moments (16), write the
+// 16-bit weight copy (2), plus the gradient-norm read (4): 34 bytes.
+inline constexpr double kFusedAdamStepBytesPerParam = 34;
+
 struct FrameworkTraits {
   // Kernels.
   bool flash_attention = true;    // attention without the s^2 score matrix in memory
@@ -68,11 +73,9 @@ struct FrameworkTraits {
   double grad_bytes = 4;         // gradient buffer
   double optimizer_bytes = 12;   // master weights + Adam moments (+ fp32 grad copy for fp16)
   double grad_reduce_bytes = 2;  // bytes per gradient element on the wire
-  // Memory traffic of the optimizer step per parameter. A fused Adam kernel (Apex/TE
-  // FusedAdam, torch fused AdamW): read the fp32 gradient (4), read and write the fp32 master
-  // weight (8) and both moments (16), write the 16-bit weight (2), plus the gradient-norm
-  // read (4): 34 bytes.
-  double optimizer_step_bytes_per_param = 34;
+  // Memory traffic of the optimizer step per parameter (kFusedAdamStepBytesPerParam for a
+  // fused Adam kernel).
+  double optimizer_step_bytes_per_param = kFusedAdamStepBytesPerParam;
   // A 16-bit .grad kept beside the fp32 gradient buffer for the whole step, bytes per
   // parameter (DeepSpeed BF16_Optimizer under the pipeline engine: every micro-batch's bf16
   // gradients are added into the full fp32 buffer with update_hp_grads(clear_lp_grads=False),

@@ -29,9 +29,9 @@ constexpr double kFlashHalfKeys = 256;
 // 75% utilisation on H100 (FlashAttention-3 §1).
 constexpr double kPortableFlashOnNewerGpus = 0.47;
 // FlashAttention-1-design kernels relative to FlashAttention-2 on the same Ampere GPU: the
-// middles of their reported utilisations, 32.5% (25-40%) over 57% (50-73%) of A100's peak
-// (Dao 2023, arXiv 2307.08691, §1 and abstract: FA2 is "around 2x" faster): 0.57.
-constexpr double kFa1DesignOfFa2 = 0.57;
+// middles of their reported utilisations, 32.5% (25-40%) over 61.5% (50-73%) of A100's peak
+// (Dao 2023, arXiv 2307.08691, §1 and abstract, where FA2 is "around 2x" faster): 0.53.
+constexpr double kFa1DesignOfFa2 = 0.53;
 // Backward passes read saved tensors and gradients: about twice the forward bytes.
 constexpr double kBackwardBytesFactor = 2.0;
 // fp8 GEMM inputs are quantised in their own kernel: read the 16-bit value, write the fp8
@@ -100,7 +100,6 @@ double peak_flops(const GpuSpec& gpu, Precision precision) {
   return peak * 1e12;
 }
 
-// Attention core for one micro-batch: (forward, backward) seconds and executed FLOPs.
 // Throughput of the framework's flash-attention kernel relative to a kernel written for the
 // GPU. On Hopper and later, kernels of Ampere design (warp-level mma.sync, no wgmma or TMA)
 // share one bound, FlashAttention-2's 35% of peak (FlashAttention-3 §1), whichever of the
@@ -110,6 +109,7 @@ double flash_design_fraction(const FrameworkTraits& traits, const GpuSpec& gpu) 
   return traits.attention_kernel_fa1_design ? kFa1DesignOfFa2 : 1.0;
 }
 
+// Attention core for one micro-batch: (forward, backward) seconds and executed FLOPs.
 struct AttentionCore {
   double forward = 0;
   double backward = 0;
@@ -341,6 +341,9 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   BlockTimes blk = mlp;
   // Width of the query and key parts that rotary embedding rotates, per tensor-parallel rank.
   double rotary_width = (qw + kvw) / t;
+  // Width of the tensor entering the attention's column-parallel GEMMs, where tensor
+  // parallelism gathers (sequence parallel) or all-reduces the input gradient (otherwise).
+  double attention_entry_width = h;
   if (m.mla) {
     // Multi-latent attention (DeepSeek-V2 §2.1.2; Megatron-Core MLASelfAttention): the
     // down-projections to the latent ranks are replicated on every tensor-parallel rank, the
@@ -353,15 +356,20 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     const double v = static_cast<double>(mla.v_head_dim);
     const double q_rank = static_cast<double>(mla.q_lora_rank);
     const double kv_rank = static_cast<double>(mla.kv_lora_rank);
+    // With sequence parallelism the replicated down-projections read this rank's sequence
+    // shard, and the latents are gathered after them ([s/tp, b, rank] outputs).
+    const double rows = sp ? T / t : T;
     if (mla.q_lora_rank > 0) {
-      add_linear(blk, "q down projection", ops, ctx, T, q_rank, h);
+      add_linear(blk, "q down projection", ops, ctx, rows, q_rank, h);
       add_linear(blk, "q up projection", ops, ctx, T, heads * (nope + rope), q_rank);
+      attention_entry_width = q_rank + kv_rank + rope;
     } else {
       add_linear(blk, "q projection", ops, ctx, T, heads * (nope + rope), h);
+      attention_entry_width = h + kv_rank + rope;
     }
-    add_linear(blk, "kv down projection", ops, ctx, T, kv_rank + rope, h);
+    add_linear(blk, "kv down projection", ops, ctx, rows, kv_rank + rope, h);
     add_linear(blk, "kv up projection", ops, ctx, T, heads * (nope + v), kv_rank);
-    add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * T * (q_rank + kv_rank));
+    add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * rows * (q_rank + kv_rank));
     add_linear(blk, "attention output projection", ops, ctx, T, h, heads * v);
     rotary_width = heads * rope + rope;
   } else {
@@ -403,17 +411,33 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   // (Korthikanti et al. 2022 §4.2.2: same volume).
   if (p.tp > 1) {
     const double bytes = bpv * T * h;
+    const double entry_bytes = bpv * T * attention_entry_width;
     const NodeSpec& node = *ctx.node;
-    const double per_collective =
-        sp ? collective_cost(node, Collective::AllGather, ctx.tp_group, bytes).time_s +
-                 collective_cost(node, Collective::ReduceScatter, ctx.tp_group, bytes).time_s
-           : collective_cost(node, Collective::AllReduce, ctx.tp_group, bytes).time_s;
-    // A MoE layer with sequence parallelism hands its sequence-sharded input straight to
-    // the token dispatcher (its all-to-all and expert-TP gathers are expert communication,
-    // moe_layer_time), so only the attention half has the dense TP pair.
-    const double pairs = moe_layer && sp ? 1.0 : 2.0;
-    const double forward_comm = pairs * per_collective;
-    double backward_comm = pairs * per_collective;
+    auto cost = [&](Collective op, double size) {
+      return collective_cost(node, op, ctx.tp_group, size).time_s;
+    };
+    // Per half (attention, MLP): with sequence parallelism an all-gather into the column-
+    // parallel GEMMs and a reduce-scatter after the row-parallel one, in both passes; without
+    // it an all-reduce after the row-parallel GEMM forward and one of the input gradient at
+    // the column-parallel entry backward. A MoE layer with sequence parallelism hands its
+    // sequence-sharded input straight to the token dispatcher (its all-to-all and expert-TP
+    // gathers are expert communication, moe_layer_time), so only the attention half has the
+    // dense TP pair.
+    const double mlp_halves = moe_layer && sp ? 0.0 : 1.0;
+    double forward_comm = 0;
+    double backward_comm = 0;
+    if (sp) {
+      const double attention =
+          cost(Collective::AllGather, entry_bytes) + cost(Collective::ReduceScatter, bytes);
+      const double mlp =
+          cost(Collective::AllGather, bytes) + cost(Collective::ReduceScatter, bytes);
+      forward_comm = attention + mlp_halves * mlp;
+      backward_comm = forward_comm;
+    } else {
+      forward_comm = (1.0 + mlp_halves) * cost(Collective::AllReduce, bytes);
+      backward_comm = cost(Collective::AllReduce, entry_bytes) +
+                      mlp_halves * cost(Collective::AllReduce, bytes);
+    }
     const bool tp_overlap = tp_comm_overlap_applies(ctx.traits, ctx.tp_group);
     if (tp_overlap) {
       out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
@@ -432,7 +456,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
       // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
       // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
       const double regather =
-          2 * collective_cost(node, Collective::AllGather, ctx.tp_group, bytes).time_s;
+          cost(Collective::AllGather, entry_bytes) + cost(Collective::AllGather, bytes);
       out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
     }
   }

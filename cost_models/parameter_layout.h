@@ -2,7 +2,7 @@
 // tensor-parallel split of every matrix, experts spread over ep (and expert-tp), the
 // embedding on the first stage and the output layer on the last, and the ZeRO shard groups
 // for dense and expert parameters. Shared by the memory and time models.
-// Tested in tests/cost_models/beyond_3d_test.cpp (totals equal the model's).
+// Tested in tests/cost_models/beyond_3d_test.cpp (FSDP memory closed form, largest layer).
 #pragma once
 
 #include <cstdint>

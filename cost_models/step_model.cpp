@@ -349,8 +349,10 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
     }
     const GpuSpec& gpu = node.gpu;
     if (auto it = gpu.kernel_gbps.find("adamw"); it != gpu.kernel_gbps.end()) {
-      // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts.
-      optimizer_s[s] = updated * 7 * traits.grad_bytes / (it->second * 1e9);
+      // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts;
+      // an unfused optimizer moves its traffic relative to a fused step on top.
+      optimizer_s[s] = updated * 7 * traits.grad_bytes / (it->second * 1e9) *
+                       traits.optimizer_step_bytes_per_param / kFusedAdamStepBytesPerParam;
     } else {
       optimizer_s[s] = updated * traits.optimizer_step_bytes_per_param /
                        (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);

@@ -41,14 +41,20 @@ TEST(Beyond3d, ExpertAllToAllCarriesTopKCopiesOfEveryToken) {
 
 TEST(Beyond3d, MultiLatentAttentionProjectsThroughTheLatentRanks) {
   // DeepSeek-V3's attention projections (DeepSeek-V2 §2.1.2): each parameter is used once per
-  // token, so their forward GEMMs are 2 T times the attention parameters. With tp 4 the
-  // up-projections and the output projection split over the heads; the down-projections to
-  // the latent ranks (h x 1536, h x (512 + 64)) are replicated.
-  for (const int tp : {1, 4}) {
+  // token, so their forward GEMMs are 2 T times the attention parameters. With tensor
+  // parallelism the up-projections and the output projection split over the heads; the
+  // down-projections to the latent ranks (h x 1536, h x (512 + 64)) are replicated, and with
+  // sequence parallelism they read only this rank's T / tp rows.
+  struct Case {
+    int tp;
+    bool sp;
+  };
+  for (const Case c : {Case{1, false}, Case{4, false}, Case{4, true}}) {
     const Job job = job_from(R"({"model": "deepseek-v3",
         "cluster": {"node": "dgx-h100", "num_nodes": 2},
         "training": {"global_batch_size": 64, "seq_length": 4096},
-        "plan": {"tp": )" + std::to_string(tp) +
+        "plan": {"tp": )" + std::to_string(c.tp) +
+                             R"(, "sequence_parallel": )" + (c.sp ? "true" : "false") +
                              R"(, "pp": 1, "ep": 4, "micro_batch_size": 1}})");
     std::vector<OpRecord> ops;
     CostContext ctx = CostContext::make(job, job.cluster.node);
@@ -61,9 +67,42 @@ TEST(Beyond3d, MultiLatentAttentionProjectsThroughTheLatentRanks) {
     const double T = 4096, h = 7168;
     const double replicated = h * 1536 + h * (512 + 64);
     const double split = static_cast<double>(job.model.attention_params()) - replicated;
-    SCOPED_TRACE(tp);
-    EXPECT_NEAR(projection_flops, 2 * T * (replicated + split / tp), 1e-9 * projection_flops);
+    const double rows = c.sp ? T / c.tp : T;
+    SCOPED_TRACE(testing::Message() << "tp " << c.tp << " sp " << c.sp);
+    EXPECT_NEAR(projection_flops, 2 * (rows * replicated + T * split / c.tp),
+                1e-9 * projection_flops);
   }
+}
+
+TEST(Beyond3d, MultiLatentAttentionGathersTheLatentsNotTheHiddenState) {
+  // Sequence parallelism gathers the attention's input where its column-parallel GEMMs
+  // start: for MLA the latents (1536 + 512 + 64 wide) instead of the 7168-wide hidden state.
+  const auto tp_forward = [](bool mla) {
+    std::string model = R"({"name": "m", "num_layers": 4, "hidden_size": 7168,
+        "num_attention_heads": 128, "head_dim": 192, "ffn_hidden_size": 18432,
+        "vocab_size": 129280, "activation": "swiglu", "normalization": "rmsnorm")";
+    if (mla) {
+      model += R"(, "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+                            "qk_rope_head_dim": 64, "v_head_dim": 128})";
+    }
+    model += "}";
+    // "other": Megatron-style kernels without userbuffer overlap, so the forward TP time is
+    // the collectives themselves.
+    const Job job = job_from(R"({"framework": "other", "model": )" + model + R"(,
+        "cluster": {"node": "dgx-h100", "num_nodes": 1},
+        "training": {"global_batch_size": 8, "seq_length": 4096},
+        "plan": {"tp": 8, "sequence_parallel": true, "micro_batch_size": 1}})");
+    const CostContext ctx = CostContext::make(job, job.cluster.node);
+    return std::make_pair(dense_layer_time(ctx).forward.tp_comm, ctx);
+  };
+  const auto [full, ctx] = tp_forward(false);
+  const double latent = tp_forward(true).first;
+  const NodeSpec& node = *ctx.node;
+  const double T = 4096, bpv = 2;
+  const auto ag = [&](double width) {
+    return collective_cost(node, Collective::AllGather, ctx.tp_group, bpv * T * width).time_s;
+  };
+  EXPECT_NEAR(full - latent, ag(7168) - ag(1536 + 512 + 64), 1e-9);
 }
 
 TEST(Beyond3d, ExpertTensorParallelDispatchesSequenceShards) {

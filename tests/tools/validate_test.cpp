@@ -84,9 +84,9 @@ TEST_P(BenchmarkTable, StepTimeErrorGate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
-                         testing::Values(TableGate{"llm_foundry_mpt.json", 60, 0.075, 0.14},
-                                         TableGate{"nemo_2407_h100.json", 10, 0.065, 0.10},
-                                         TableGate{"mbridge_2511.json", 16, 0.20, 0.55}),
+                         testing::Values(TableGate{"llm_foundry_mpt.json", 60, 0.072, 0.14},
+                                         TableGate{"nemo_2407_h100.json", 10, 0.057, 0.092},
+                                         TableGate{"mbridge_2511.json", 16, 0.185, 0.52}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
