@@ -77,7 +77,7 @@ TEST(Beyond3d, MultiLatentAttentionProjectsThroughTheLatentRanks) {
 TEST(Beyond3d, MultiLatentAttentionGathersTheLatentsNotTheHiddenState) {
   // Sequence parallelism gathers the attention's input where its column-parallel GEMMs
   // start: for MLA the latents (1536 + 512 + 64 wide) instead of the 7168-wide hidden state.
-  const auto tp_forward = [](bool mla) {
+  const auto make = [](bool mla) {
     std::string model = R"({"name": "m", "num_layers": 4, "hidden_size": 7168,
         "num_attention_heads": 128, "head_dim": 192, "ffn_hidden_size": 18432,
         "vocab_size": 129280, "activation": "swiglu", "normalization": "rmsnorm")";
@@ -88,21 +88,24 @@ TEST(Beyond3d, MultiLatentAttentionGathersTheLatentsNotTheHiddenState) {
     model += "}";
     // "other": Megatron-style kernels without userbuffer overlap, so the forward TP time is
     // the collectives themselves.
-    const Job job = job_from(R"({"framework": "other", "model": )" + model + R"(,
+    return job_from(R"({"framework": "other", "model": )" + model + R"(,
         "cluster": {"node": "dgx-h100", "num_nodes": 1},
         "training": {"global_batch_size": 8, "seq_length": 4096},
         "plan": {"tp": 8, "sequence_parallel": true, "micro_batch_size": 1}})");
-    const CostContext ctx = CostContext::make(job, job.cluster.node);
-    return std::make_pair(dense_layer_time(ctx).forward.tp_comm, ctx);
   };
-  const auto [full, ctx] = tp_forward(false);
-  const double latent = tp_forward(true).first;
-  const NodeSpec& node = *ctx.node;
+  const Job full_rank = make(false);
+  const Job latent = make(true);
+  const CostContext full_ctx = CostContext::make(full_rank, full_rank.cluster.node);
+  const CostContext latent_ctx = CostContext::make(latent, latent.cluster.node);
+  const double full = dense_layer_time(full_ctx).forward.tp_comm;
+  const double gathered = dense_layer_time(latent_ctx).forward.tp_comm;
   const double T = 4096, bpv = 2;
   const auto ag = [&](double width) {
-    return collective_cost(node, Collective::AllGather, ctx.tp_group, bpv * T * width).time_s;
+    return collective_cost(full_rank.cluster.node, Collective::AllGather, full_ctx.tp_group,
+                           bpv * T * width)
+        .time_s;
   };
-  EXPECT_NEAR(full - latent, ag(7168) - ag(1536 + 512 + 64), 1e-9);
+  EXPECT_NEAR(full - gathered, ag(7168) - ag(1536 + 512 + 64), 1e-9);
 }
 
 TEST(Beyond3d, ExpertTensorParallelDispatchesSequenceShards) {

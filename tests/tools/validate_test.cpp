@@ -47,8 +47,8 @@ TEST(ValidatePublished, StepTimeErrorGate) {
   // A constant-MFU estimate scores 12.3% on the core runs and 24% on all: we must beat it.
   EXPECT_LE(core["mape"].get<double>(), 0.085);
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
-  EXPECT_LE(all["mape"].get<double>(), 0.095);
-  EXPECT_LE(all["p90_ape"].get<double>(), 0.17);  // beyond-3D issue target: 20%
+  EXPECT_LE(all["mape"].get<double>(), 0.09);      // beyond-3D issue target
+  EXPECT_LE(all["p90_ape"].get<double>(), 0.17);   // beyond-3D issue target: 20%
 }
 
 // Whole benchmark tables of three frameworks (tests/data/benchmark_tables, each entry citing
