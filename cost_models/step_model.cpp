@@ -185,15 +185,13 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
         const double b = layer.backward.total() + layer.recompute.total();
         const double sm_share = comm_sm_fraction(node.gpu);
         c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0) + sm_share * std::min(fsdp.gather_s, f);
-        if (traits.fsdp_backward_prefetch_post) {
-          // The next layer's gather waits for this layer's gradients: exposed; the
-          // reduce-scatter runs under the next layer's backward.
-          c.fsdp_backward += fsdp.gather_s + std::max(fsdp.reduce_s - b, 0.0) +
-                             sm_share * std::min(fsdp.reduce_s, b);
-        } else {
-          c.fsdp_backward += std::max(fsdp.gather_s + fsdp.reduce_s - b, 0.0) +
-                             sm_share * std::min(fsdp.gather_s + fsdp.reduce_s, b);
-        }
+        // With the post-gradient prefetch the next layer's gather waits for this layer's
+        // gradients (exposed); only the reduce-scatter runs under the backward compute.
+        const bool post = traits.fsdp_backward_prefetch_post;
+        const double exposed_gather = post ? fsdp.gather_s : 0.0;
+        const double overlapped = fsdp.reduce_s + (post ? 0.0 : fsdp.gather_s);
+        c.fsdp_backward +=
+            exposed_gather + std::max(overlapped - b, 0.0) + sm_share * std::min(overlapped, b);
       }
     }
     if (traits.grad_accumulation_bytes_per_micro_batch > 0) {
