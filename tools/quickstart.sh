@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start: installs what is missing, builds parplan (Release) and runs the built-in
-# default job: a prediction of the job's plan, then a search for the best plans.
+# default job: a prediction of the job's plan, a search for the best plans, and an HTML
+# report with charts comparing them (report/report.html).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
@@ -14,4 +15,10 @@ if build/tools/parplan plan --help >/dev/null 2>&1; then
   echo
   echo "== parplan plan --job $job --top 5"
   build/tools/parplan plan --job "$job" --top 5
+fi
+if build/tools/parplan compare --help >/dev/null 2>&1; then
+  echo
+  echo "== parplan compare --job $job --out report"
+  build/tools/parplan compare --job "$job" --out report
+  echo "open report/report.html in a browser for the charts"
 fi
