@@ -1,5 +1,8 @@
-// `parplan validate --published FILE [--json]`: predicts every published run and reports
-// predicted vs reference step time (and memory where known) with MAPE, median and p90.
+// `parplan validate --published FILE [--json] [--strict]`: predicts every published run and
+// reports predicted vs reference step time (and memory where known) with MAPE, median and p90.
+// Entries that cannot be read or predicted are listed with their errors (stderr, and
+// "rejected" in the JSON) and left out of the statistics; the exit code is 1 when no entry
+// could be evaluated, or with --strict when any was rejected.
 #include <cstdio>
 #include <thread>
 
@@ -28,7 +31,30 @@ struct ValidateOptions {
   int steps = 4;
   bool no_oversubscribed = false;
   bool quick = false;
+  bool strict = false;
 };
+
+Json rejected_json(const std::vector<RejectedRun>& rejected) {
+  Json list = Json::array();
+  for (const auto& r : rejected) {
+    list.push_back({{"index", r.index}, {"id", r.id}, {"error", r.error}});
+  }
+  return list;
+}
+
+// Tells about the entries left out (on stderr, so that stdout stays one table or one JSON
+// object), then applies the exit-code rules above.
+void report_rejected(const std::vector<RejectedRun>& rejected, std::size_t evaluated,
+                     const ValidateOptions& options) {
+  if (rejected.empty()) return;
+  std::fprintf(stderr, "%zu of %zu entries of %s could not be evaluated and are left out:\n",
+               rejected.size(), rejected.size() + evaluated, options.published.c_str());
+  for (const auto& r : rejected) {
+    std::fprintf(stderr, "  [%zu] %s: %s\n", r.index, r.id.c_str(), r.error.c_str());
+  }
+  if (evaluated == 0) throw QuietExit{1};
+  if (options.strict) throw QuietExit{1};
+}
 
 Json stats_json(const ErrorStats& s) {
   return {{"count", s.count},
@@ -116,18 +142,26 @@ void run_executor_validation(const ValidateOptions& options) {
 // stage, sequence parallelism, cp and ep degrees) and searches only the layout (tp, pp, dp,
 // vpp, micro-batch, schedule): the regret of the choices its authors made among what they
 // used.
-void run_planner_regret(const std::vector<PublishedRun>& runs, const ValidateOptions& options) {
+void run_planner_regret(const std::vector<PublishedRun>& runs, std::vector<RejectedRun> rejected,
+                        const ValidateOptions& options) {
   Json list = Json::array();
   TextTable table({"run", "published s", "best s", "regret", "best plan", "same features"});
   int within = 0;
   int within_same = 0;
   std::vector<std::string> reasons;
   for (const auto& run : runs) {
-    const cost::StepEstimate published = cost::estimate_step(run.job);
+    cost::StepEstimate published;
     planner::SearchOptions search;
     search.top_k = 1;
     search.threads = options.threads;
-    const planner::SearchResult r = planner::search_plans(run.job, search);
+    planner::SearchResult r;
+    try {
+      published = cost::estimate_step(run.job);
+      r = planner::search_plans(run.job, search);
+    } catch (const Error& e) {
+      rejected.push_back({run.index, run.id, e.what()});
+      continue;
+    }
     if (r.top.empty()) continue;
     const auto& best = r.top.front();
     // The published plan may lie outside our default space (or not fit our memory model);
@@ -180,7 +214,9 @@ void run_planner_regret(const std::vector<PublishedRun>& runs, const ValidateOpt
   if (options.json) {
     print_json({{"runs", list},
                 {"within_10_percent", share},
-                {"same_features_within_10_percent", same_share}});
+                {"same_features_within_10_percent", same_share},
+                {"rejected", rejected_json(rejected)}});
+    report_rejected(rejected, list.size(), options);
     return;
   }
   std::fputs(table.render({1, 2, 3, 5}).c_str(), stdout);
@@ -193,6 +229,8 @@ void run_planner_regret(const std::vector<PublishedRun>& runs, const ValidateOpt
   std::printf(
       "with the published run's recompute, ZeRO stage, sp, cp and ep kept: %d of %zu (%.0f%%)\n",
       within_same, list.size(), 100 * same_share);
+  std::fflush(stdout);
+  report_rejected(rejected, list.size(), options);
 }
 
 void run_validate(const ValidateOptions& options) {
@@ -203,12 +241,13 @@ void run_validate(const ValidateOptions& options) {
   if (options.published.empty()) {
     throw Error("validate needs --published FILE (e.g. tests/data/published_runs.json)");
   }
-  const auto runs = load_published_runs(options.published);
+  const PublishedRuns loaded = load_published_runs(options.published);
+  std::vector<RejectedRun> rejected = loaded.rejected;
   if (options.planner) {
-    run_planner_regret(runs, options);
+    run_planner_regret(loaded.runs, rejected, options);
     return;
   }
-  const auto results = predict_runs(runs);
+  const auto results = predict_runs(loaded.runs, rejected);
   std::vector<double> all, core, memory;
   // Every published plan ran, so a prediction that it does not fit is a memory-model error
   // (or a plan key the source left out, such as recomputation).
@@ -256,7 +295,9 @@ void run_validate(const ValidateOptions& options) {
                 {"all", stats_json(all_stats)},
                 {"core", stats_json(core_stats)},
                 {"memory", stats_json(memory_stats)},
-                {"published_plans_not_fitting", not_fitting.size()}});
+                {"published_plans_not_fitting", not_fitting.size()},
+                {"rejected", rejected_json(rejected)}});
+    report_rejected(rejected, results.size(), options);
     return;
   }
   std::fputs(table.render({1, 2, 3, 4, 5}).c_str(), stdout);
@@ -274,6 +315,11 @@ void run_validate(const ValidateOptions& options) {
     std::printf("%s%s", i == 0 ? "\n  " : ", ", not_fitting[i].c_str());
   }
   std::printf("\n");
+  if (!rejected.empty()) {
+    std::printf("entries left out (errors on stderr): %zu\n", rejected.size());
+  }
+  std::fflush(stdout);
+  report_rejected(rejected, results.size(), options);
 }
 
 }  // namespace
@@ -285,6 +331,9 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--published", options->published,
                   "Published runs file (JSON array, see tests/data/published_runs.json)");
   cmd->add_flag("--json", options->json, "Print one JSON object");
+  cmd->add_flag("--strict", options->strict,
+                "Exit with code 1 when any entry cannot be evaluated (default: only when none "
+                "can; the others are reported either way)");
   cmd->add_flag("--planner", options->planner,
                 "Search each run's plan space and report the published plan's regret");
   cmd->add_option("--threads", options->threads, "Planner threads (default: all cores)");

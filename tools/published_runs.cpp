@@ -9,43 +9,71 @@
 
 namespace parplan::tools {
 
-std::vector<PublishedRun> load_published_runs(const std::string& path) {
+namespace {
+
+PublishedRun parse_run(const Json& entry, const std::string& path, const std::string& where,
+                       const std::string& base) {
+  JsonReader in(entry, path, where);
+  PublishedRun run;
+  run.id = in.string_or("id", where);
+  const Json* job = in.find("job");
+  if (job == nullptr) in.fail("job", "nothing (the key is missing)", "a job object");
+  run.job = parse_job(*job, path + " " + where + ".job", base);
+  JsonReader ref = in.object("reference");
+  run.reference_step_time_s = ref.require_number("step_time_s", 1e-9, 1e9);
+  run.reference_memory_gib = ref.optional_number("memory_gib", 0, 1e6);
+  ref.allow("how");
+  ref.allow("memory_how");
+  ref.finish();
+  run.uncertain = in.bool_or("uncertain", false);
+  for (const char* key : {"source", "assumptions", "notes"}) in.allow(key);
+  in.finish();
+  const auto& p = run.job.plan;
+  run.core = !run.job.model.moe && p.cp == 1 && p.zero_stage < 3;
+  return run;
+}
+
+// The entry's id when it has a readable one, else its position.
+std::string id_of(const Json& entry, const std::string& where) {
+  if (entry.is_object() && entry.contains("id") && entry["id"].is_string()) {
+    return entry["id"].get<std::string>();
+  }
+  return where;
+}
+
+}  // namespace
+
+PublishedRuns load_published_runs(const std::string& path) {
   const Json root = load_json_file(path);
   if (!root.is_array()) {
     throw InputError(path, "(top level)", describe_json_value(root), "a JSON array of runs");
   }
   const std::string base = std::filesystem::path(path).parent_path().string();
-  std::vector<PublishedRun> runs;
+  PublishedRuns out;
   for (std::size_t i = 0; i < root.size(); ++i) {
     const std::string where = "[" + std::to_string(i) + "]";
-    JsonReader in(root[i], path, where);
-    PublishedRun run;
-    run.id = in.string_or("id", where);
-    const Json* job = in.find("job");
-    if (job == nullptr) in.fail("job", "nothing (the key is missing)", "a job object");
-    run.job = parse_job(*job, path + " " + where + ".job", base);
-    JsonReader ref = in.object("reference");
-    run.reference_step_time_s = ref.require_number("step_time_s", 1e-9, 1e9);
-    run.reference_memory_gib = ref.optional_number("memory_gib", 0, 1e6);
-    ref.allow("how");
-    ref.allow("memory_how");
-    ref.finish();
-    run.uncertain = in.bool_or("uncertain", false);
-    for (const char* key : {"source", "assumptions", "notes"}) in.allow(key);
-    in.finish();
-    const auto& p = run.job.plan;
-    run.core = !run.job.model.moe && p.cp == 1 && p.zero_stage < 3;
-    runs.push_back(std::move(run));
+    try {
+      out.runs.push_back(parse_run(root[i], path, where, base));
+      out.runs.back().index = i;
+    } catch (const Error& e) {
+      out.rejected.push_back({i, id_of(root[i], where), e.what()});
+    }
   }
-  return runs;
+  return out;
 }
 
-std::vector<RunResult> predict_runs(const std::vector<PublishedRun>& runs) {
+std::vector<RunResult> predict_runs(const std::vector<PublishedRun>& runs,
+                                    std::vector<RejectedRun>& rejected) {
   std::vector<RunResult> out;
   for (const auto& run : runs) {
     RunResult r;
     r.run = &run;
-    r.estimate = cost::estimate_step(run.job);
+    try {
+      r.estimate = cost::estimate_step(run.job);
+    } catch (const Error& e) {
+      rejected.push_back({run.index, run.id, e.what()});
+      continue;
+    }
     r.step_error = r.estimate.step_time_s / run.reference_step_time_s - 1.0;
     if (run.reference_memory_gib) {
       r.memory_error = r.estimate.memory.peak_bytes / kGiB / *run.reference_memory_gib - 1.0;

@@ -1,7 +1,9 @@
 // The published-runs validation set (../shared/validation/published_runs.json format): each
 // entry a job plus its measured step time (and memory for some). Predicts every run and
 // summarises the errors (MAPE, median, p90) for the whole set and for the core subset
-// (runs without MoE, context parallelism or FSDP, the time-model issue's gate).
+// (runs without MoE, context parallelism or FSDP, the time-model issue's gate). An entry that
+// cannot be read or predicted (a node preset we lack, a value the contract does not allow) is
+// set aside with its error message instead of stopping the whole set.
 // Tested by tests/tools/validate_test.cpp (thresholds) on tests/data/published_runs.json.
 #pragma once
 
@@ -15,12 +17,26 @@
 namespace parplan::tools {
 
 struct PublishedRun {
+  std::size_t index = 0;  // position in the file
   std::string id;
   Job job;
   double reference_step_time_s = 0;
   std::optional<double> reference_memory_gib;
   bool uncertain = false;
   bool core = false;  // no MoE, no context parallelism, no FSDP (zero_stage 3)
+};
+
+// An entry left out of the set: where it is, its id if readable, and the error (file, key
+// path, what was found, what is allowed).
+struct RejectedRun {
+  std::size_t index = 0;
+  std::string id;
+  std::string error;
+};
+
+struct PublishedRuns {
+  std::vector<PublishedRun> runs;
+  std::vector<RejectedRun> rejected;
 };
 
 struct RunResult {
@@ -38,8 +54,11 @@ struct ErrorStats {
   double max_ape = 0;
 };
 
-std::vector<PublishedRun> load_published_runs(const std::string& path);
-std::vector<RunResult> predict_runs(const std::vector<PublishedRun>& runs);
+// Throws for a file that is missing or not a JSON array; rejects single bad entries.
+PublishedRuns load_published_runs(const std::string& path);
+// Runs whose prediction fails (a plan the model cannot place) move to `rejected`.
+std::vector<RunResult> predict_runs(const std::vector<PublishedRun>& runs,
+                                    std::vector<RejectedRun>& rejected);
 ErrorStats error_stats(std::vector<double> relative_errors);
 
 }  // namespace parplan::tools

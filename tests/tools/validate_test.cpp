@@ -31,6 +31,50 @@ TEST(ValidatePublished, ReportsEveryRunWithContractKeys) {
   }
   EXPECT_TRUE(v.contains("mape"));
   EXPECT_TRUE(v.contains("median_ape"));
+  EXPECT_EQ(v["rejected"].size(), 0u) << v["rejected"].dump(2);
+}
+
+// One entry we cannot read (a node preset we do not have) and one we cannot place (tp*pp*dp
+// off the GPU count) among good ones: the good ones are still predicted, the two are listed
+// with the file, entry and key path of their error, and only --strict turns that into exit 1.
+TEST(ValidatePublished, SetsAsideEntriesItCannotEvaluate) {
+  std::ifstream in(std::string(PARPLAN_TEST_DATA) + "/published_runs.json");
+  const auto all = nlohmann::json::parse(in);
+  nlohmann::json runs = nlohmann::json::array({all[0], all[1], all[2]});
+  runs[1]["id"] = "unknown_node";
+  runs[1]["job"]["cluster"]["node"] = "tpu-v5p";
+  runs[2]["id"] = "bad_degrees";
+  runs[2]["job"]["plan"]["tp"] = 3;
+  const std::string path = testing::TempDir() + "/partly_bad_runs.json";
+  std::ofstream(path) << runs.dump();
+
+  const auto r = test::run_parplan("validate --published " + path + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out);
+  ASSERT_EQ(v["runs"].size(), 1u);
+  EXPECT_EQ(v["runs"][0]["id"], all[0]["id"]);
+  ASSERT_EQ(v["rejected"].size(), 2u);
+  EXPECT_EQ(v["rejected"][0]["index"], 1);
+  EXPECT_EQ(v["rejected"][0]["id"], "unknown_node");
+  EXPECT_NE(v["rejected"][0]["error"].get<std::string>().find("[1].job: cluster.node"),
+            std::string::npos)
+      << v["rejected"][0]["error"];
+  EXPECT_EQ(v["rejected"][1]["id"], "bad_degrees");
+  EXPECT_NE(v["rejected"][1]["error"].get<std::string>().find("plan."), std::string::npos);
+  EXPECT_NE(r.err.find("2 of 3 entries"), std::string::npos) << r.err;
+
+  const auto text = test::run_parplan("validate --published " + path);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("entries left out (errors on stderr): 2"), std::string::npos);
+  EXPECT_NE(text.err.find("tpu-v5p"), std::string::npos) << text.err;
+
+  const auto strict = test::run_parplan("validate --published " + path + " --strict");
+  EXPECT_EQ(strict.exit_code, 1);
+
+  // Nothing left to evaluate is a failure.
+  const std::string none = testing::TempDir() + "/all_bad_runs.json";
+  std::ofstream(none) << nlohmann::json::array({runs[1]}).dump();
+  EXPECT_EQ(test::run_parplan("validate --published " + none).exit_code, 1);
 }
 
 TEST(ValidatePublished, StepTimeErrorGate) {
