@@ -62,6 +62,15 @@ struct GpuSpec {
   int64_t gemm_tile_n = 256;
 
   double peak_tflops(Precision p) const { return dense_tflops[static_cast<int>(p)]; }
+  // The precision whose peak a GEMM of precision p runs at: p itself where the GPU has a
+  // peak for it, else its 16-bit tensor-core path (bf16, then fp16: bf16 on a V100, fp8 on an
+  // A100), else fp32 (a CPU node measured by parplan profile).
+  Precision computed_as(Precision p) const {
+    for (const Precision q : {p, Precision::Bf16, Precision::Fp16, Precision::Fp32}) {
+      if (peak_tflops(q) > 0) return q;
+    }
+    return p;
+  }
   double max_matmul_efficiency(Precision p) const { return matmul_efficiency[static_cast<int>(p)]; }
 };
 

@@ -162,6 +162,15 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
             "an object with global_batch_size and seq_length");
   }
   job.training = parse_training_spec(*training, file, "training");
+  // fp8 training needs fp8 tensor cores (Hopper, Ada, Blackwell, MI300): Transformer Engine
+  // refuses it elsewhere. Other precisions a GPU lacks run on its 16-bit tensor cores
+  // (GpuSpec::computed_as: bf16 on a V100 is costed at its fp16 rate).
+  if (job.training.precision == Precision::Fp8 &&
+      job.cluster.node.gpu.peak_tflops(Precision::Fp8) <= 0) {
+    throw InputError(file, "training.precision", "\"fp8\"",
+                     "\"fp32\", \"fp16\" or \"bf16\" on " + job.cluster.node.gpu.name +
+                         ", which has no fp8 tensor cores (node dense_tflops.fp8)");
+  }
 
   if (const Json* plan = in.find("plan"); plan != nullptr && !plan->is_null()) {
     job.plan = parse_parallel_plan(*plan, file, "plan", job.cluster.num_gpus);

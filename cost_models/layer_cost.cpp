@@ -94,10 +94,7 @@ Precision attention_precision_of(const TrainingSpec& training) {
 }
 
 double peak_flops(const GpuSpec& gpu, Precision precision) {
-  double peak = gpu.peak_tflops(precision);
-  if (peak <= 0)
-    peak = std::max(gpu.peak_tflops(Precision::Bf16), gpu.peak_tflops(Precision::Fp16));
-  return peak * 1e12;
+  return gpu.peak_tflops(gpu.computed_as(precision)) * 1e12;
 }
 
 // Throughput of the framework's flash-attention kernel relative to a kernel written for the

@@ -37,6 +37,27 @@ TEST(GemmEfficiency, LargeShapesApproachTheMeasuredMaximum) {
   EXPECT_GT(gemm_efficiency(gpu, {16384, 16384, 16384}, Precision::Bf16), e);
 }
 
+// A precision the GPU has no peak for runs on its 16-bit tensor cores (bf16, then fp16), and
+// a CPU node with an fp32 peak only computes everything in fp32 (GpuSpec::computed_as).
+TEST(GemmEfficiency, APrecisionWithoutAPeakRunsAtTheSixteenBitRate) {
+  GpuSpec volta = plain_gpu();
+  volta.dense_tflops[static_cast<int>(Precision::Bf16)] = 0;
+  volta.dense_tflops[static_cast<int>(Precision::Fp16)] = 125;
+  volta.dense_tflops[static_cast<int>(Precision::Fp32)] = 15.6;
+  volta.matmul_efficiency[static_cast<int>(Precision::Fp16)] = 0.8;
+  EXPECT_EQ(volta.computed_as(Precision::Bf16), Precision::Fp16);
+  EXPECT_EQ(volta.computed_as(Precision::Fp8), Precision::Fp16);
+  EXPECT_EQ(volta.computed_as(Precision::Fp32), Precision::Fp32);
+  const GemmShape s{8192, 8192, 8192};
+  const double compute_s = 2.0 * 8192 * 8192 * 8192 / (125e12 * 0.9 * 0.8);
+  EXPECT_NEAR(gemm_time_s(volta, s, Precision::Fp16), compute_s, 1e-12);
+
+  GpuSpec cpu;
+  cpu.dense_tflops[static_cast<int>(Precision::Fp32)] = 0.002;
+  EXPECT_EQ(cpu.computed_as(Precision::Bf16), Precision::Fp32);
+  EXPECT_EQ(cpu.computed_as(Precision::Fp8), Precision::Fp32);
+}
+
 TEST(GemmEfficiency, ADimensionAtItsHalfValueHalvesTheThroughput) {
   GpuSpec gpu = plain_gpu();
   gpu.gemm_m_half = 64;
