@@ -385,6 +385,14 @@ void JsonReader::finish() const {
   }
 }
 
+std::vector<std::string> JsonReader::unknown_key_paths() const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : object_.items()) {
+    if (known_.count(key) == 0) out.push_back(path_of(printable(key, 60)));
+  }
+  return out;
+}
+
 void JsonReader::fail(std::string_view key, const std::string& found,
                       const std::string& allowed) const {
   throw InputError(file_, path_of(key), found, allowed);

@@ -83,6 +83,8 @@ class JsonReader {
 
   // Throws for the first key that was neither read nor allowed.
   void finish() const;
+  // The key paths that were neither read nor allowed, for readers that tolerate extras.
+  std::vector<std::string> unknown_key_paths() const;
 
   // Errors about this object's keys.
   [[noreturn]] void fail(std::string_view key, const std::string& found,

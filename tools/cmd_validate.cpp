@@ -243,6 +243,13 @@ void run_validate(const ValidateOptions& options) {
   }
   const PublishedRuns loaded = load_published_runs(options.published);
   std::vector<RejectedRun> rejected = loaded.rejected;
+  for (const auto& run : loaded.runs) {
+    if (run.ignored_keys.empty()) continue;
+    std::string keys;
+    for (const auto& key : run.ignored_keys) keys += (keys.empty() ? "" : ", ") + key;
+    std::fprintf(stderr, "note: %s [%zu] %s: keys the format does not define, ignored: %s\n",
+                 options.published.c_str(), run.index, run.id.c_str(), keys.c_str());
+  }
   if (options.planner) {
     run_planner_regret(loaded.runs, rejected, options);
     return;

@@ -24,10 +24,12 @@ PublishedRun parse_run(const Json& entry, const std::string& path, const std::st
   run.reference_memory_gib = ref.optional_number("memory_gib", 0, 1e6);
   ref.allow("how");
   ref.allow("memory_how");
-  ref.finish();
   run.uncertain = in.bool_or("uncertain", false);
   for (const char* key : {"source", "assumptions", "notes"}) in.allow(key);
-  in.finish();
+  // The job is checked strictly (parse_job); extra metadata around it (a tag, another
+  // reference figure) is left aside rather than costing the run.
+  run.ignored_keys = in.unknown_key_paths();
+  for (auto& key : ref.unknown_key_paths()) run.ignored_keys.push_back(std::move(key));
   const auto& p = run.job.plan;
   run.core = !run.job.model.moe && p.cp == 1 && p.zero_stage < 3;
   return run;

@@ -24,6 +24,8 @@ struct PublishedRun {
   std::optional<double> reference_memory_gib;
   bool uncertain = false;
   bool core = false;  // no MoE, no context parallelism, no FSDP (zero_stage 3)
+  // Keys of the entry (outside its job) that the format does not define: ignored, reported.
+  std::vector<std::string> ignored_keys;
 };
 
 // An entry left out of the set: where it is, its id if readable, and the error (file, key

@@ -35,12 +35,14 @@ TEST(ValidatePublished, ReportsEveryRunWithContractKeys) {
 }
 
 // One entry we cannot read (a node preset we do not have) and one we cannot place (tp*pp*dp
-// off the GPU count) among good ones: the good ones are still predicted, the two are listed
-// with the file, entry and key path of their error, and only --strict turns that into exit 1.
+// off the GPU count) beside a good one carrying an extra key: the good one is still
+// predicted (its extra key noted), the two are listed with the file, entry and key path of
+// their error, and only --strict turns that into exit 1.
 TEST(ValidatePublished, SetsAsideEntriesItCannotEvaluate) {
   std::ifstream in(std::string(PARPLAN_TEST_DATA) + "/published_runs.json");
   const auto all = nlohmann::json::parse(in);
   nlohmann::json runs = nlohmann::json::array({all[0], all[1], all[2]});
+  runs[0]["tags"] = {"metadata the format does not define"};  // ignored, with a note
   runs[1]["id"] = "unknown_node";
   runs[1]["job"]["cluster"]["node"] = "tpu-v5p";
   runs[2]["id"] = "bad_degrees";
@@ -62,6 +64,7 @@ TEST(ValidatePublished, SetsAsideEntriesItCannotEvaluate) {
   EXPECT_EQ(v["rejected"][1]["id"], "bad_degrees");
   EXPECT_NE(v["rejected"][1]["error"].get<std::string>().find("plan."), std::string::npos);
   EXPECT_NE(r.err.find("2 of 3 entries"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ignored: [0].tags"), std::string::npos) << r.err;
 
   const auto text = test::run_parplan("validate --published " + path);
   EXPECT_EQ(text.exit_code, 0) << text.err;
