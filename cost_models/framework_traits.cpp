@@ -75,6 +75,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.overlap_param_gather = false;
       t.cp_shards_optimizer = false;
       t.tp_backward_overlap = false;
+      t.pipeline_p2p_blocking = true;
       break;
     case Framework::MegatronDeepspeed:
       // Megatron-DeepSpeed (BLOOM, MT-NLG, 2021-2022): Megatron kernels without flash
@@ -86,6 +87,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.cp_shards_optimizer = false;
       t.tp_backward_overlap = false;
       t.pipe_buffers_per_micro_batch = true;
+      t.pipeline_p2p_blocking = true;
       // bf16 goes through DeepSpeed's BF16_Optimizer: fp32 gradients for every parameter plus
       // the bf16 .grad it does not free between micro-batches (deepspeed/runtime/pipe/
       // engine.py _exec_backward_pass: update_hp_grads(clear_lp_grads=False)).
@@ -108,6 +110,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.pp_scatter_gather = false;
       t.cp_shards_optimizer = false;
       t.pipe_buffers_per_micro_batch = true;
+      t.pipeline_p2p_blocking = true;
       t.workspace_gib = 1.0 + 1.9;  // reduce/all-gather buckets (5e8 elements)
       break;
     case Framework::Torchtitan:

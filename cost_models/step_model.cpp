@@ -241,6 +241,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   PipelineInput pipe;
   pipe.shape = {plan.schedule, plan.pp, plan.vpp, m};
   pipe.p2p_s = out.p2p_s;
+  pipe.p2p_blocks_sender = traits.pipeline_p2p_blocking;
   pipe.record_events = options.record_pipeline_events;
   for (int64_t s = 0; s < plan.pp; ++s) {
     StageTimes st;

@@ -73,6 +73,29 @@ TEST(PipelineSim, SlowStageDominatesAndP2pAddsLatency) {
   EXPECT_GT(simulate_pipeline(in).makespan_s, slow.makespan_s);
 }
 
+// GPipe on two stages, m micro-batches, forward f, backward b, transfer t. Overlapped
+// transfers only delay the two hand-overs: m(f + b) + f + b + 2t. Blocking ones also hold
+// the sender for t after each of its sends, so stage 0 paces the forwards at f + t and
+// stage 1 the backwards at b + t: m(f + b + 2t) + f + b.
+TEST(PipelineSim, BlockingSendsHoldTheSendingStage) {
+  const double f = 1.0, b = 2.0, t = 0.25;
+  for (int64_t m : {1, 4, 16}) {
+    auto in = uniform(ScheduleKind::Gpipe, 2, 1, m, f, b);
+    in.p2p_s = t;
+    const double md = static_cast<double>(m);
+    EXPECT_NEAR(simulate_pipeline(in).makespan_s, md * (f + b) + f + b + 2 * t, 1e-12);
+    in.p2p_blocks_sender = true;
+    const auto blocking = simulate_pipeline(in);
+    EXPECT_NEAR(blocking.makespan_s, md * (f + b + 2 * t) + f + b, 1e-12) << "m=" << m;
+    EXPECT_NEAR(blocking.busy_s[0], md * (f + b), 1e-12);  // sending is not compute
+  }
+  // One stage sends nothing.
+  auto single = uniform(ScheduleKind::OneFOneB, 1, 1, 8, f, b);
+  single.p2p_s = t;
+  single.p2p_blocks_sender = true;
+  EXPECT_DOUBLE_EQ(simulate_pipeline(single).makespan_s, 8 * (f + b));
+}
+
 TEST(PipelineSim, ZeroBubbleShrinksTheBubble) {
   const auto base = simulate_pipeline(uniform(ScheduleKind::OneFOneB, 4, 1, 8, 1.0, 2.0));
   const auto zb = simulate_pipeline(uniform(ScheduleKind::ZeroBubble, 4, 1, 8, 1.0, 2.0));
