@@ -172,11 +172,12 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   // Per duration slot: the time the stage itself spends sending after the action (blocking
   // point-to-point). Every forward sends on except the last virtual stage's, every backward
   // except the first's; weight-gradient work sends nothing.
-  std::vector<double> send_s(durations.size(), 0.0);
+  std::vector<double> send_s;  // empty: no blocking sends
   const bool virtual_stage_order = shape.kind == ScheduleKind::OneFOneB ||
                                    shape.kind == ScheduleKind::Interleaved ||
                                    shape.kind == ScheduleKind::Gpipe;
   if (in.p2p_blocks_sender && virtual_stage_order && pp > 1) {
+    send_s.assign(durations.size(), 0.0);
     for (int64_t s = 0; s < pp; ++s) {
       for (int64_t c = 0; c < vpp; ++c) {
         const int64_t virtual_stage = c * pp + s;
@@ -200,7 +201,7 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
     const double duration = durations[a.duration];
     const double start = std::max(free_at[a.stage], ready);
     const double end = start + duration;
-    free_at[a.stage] = end + send_s[a.duration];
+    free_at[a.stage] = send_s.empty() ? end : end + send_s[a.duration];
     busy[a.stage] += duration;
     if (a.done >= 0) done[a.done] = end;
     if (a.flags & (kLastBackward | kLastOfChunk)) {
