@@ -76,6 +76,7 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
       t.cp_shards_optimizer = false;
       t.tp_backward_overlap = false;
       t.pipeline_p2p_blocking = true;
+      t.param_gather_in_grad_dtype = true;
       break;
     case Framework::MegatronDeepspeed:
       // Megatron-DeepSpeed (BLOOM, MT-NLG, 2021-2022): Megatron kernels without flash

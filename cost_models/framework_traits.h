@@ -66,6 +66,11 @@ struct FrameworkTraits {
   // (Megatron async_tensor_model_parallel_allreduce, 2021+).
   bool tp_backward_overlap = true;
   bool pp_scatter_gather = true;  // p2p sends 1/tp of the activation, all-gathered after
+  // The distributed optimizer all-gathers the updated parameters through the contiguous grad
+  // buffer, in the gradients' dtype (fp32 for bf16 training), rather than in a 16-bit param
+  // buffer (Megatron-LM before Megatron-Core, docs/distrib_optimizer.md: "The grad buffer is
+  // used for performing reduce-scatter and all-gather operations").
+  bool param_gather_in_grad_dtype = false;
   // Pipeline sends and receives block the stage until the transfer is done, so every send is
   // on the stage's own timeline (Megatron-LM's p2p_communication before Megatron-Core:
   // batch_isend_irecv, then req.wait() and torch.cuda.synchronize() "to protect against race

@@ -275,9 +275,12 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
   const GroupPlacement expert_dp_group =
       place_strided(expert_dp, plan.ep * plan.expert_tp(), node.gpus_per_node);
-  // The distributed optimizer gathers updated parameters in the compute precision, or in fp8
-  // where the parameters are fp8 (fp8_param_gather).
-  const double param_gather_bytes = fp8_params_apply(traits, node.gpu) ? 1.0 : bpv;
+  // The distributed optimizer gathers updated parameters in the compute precision, in fp8
+  // where the parameters are fp8 (fp8_param_gather), or in the grad buffer's dtype where it
+  // gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
+  const double param_gather_bytes = fp8_params_apply(traits, node.gpu)  ? 1.0
+                                    : traits.param_gather_in_grad_dtype ? traits.grad_bytes
+                                                                        : bpv;
   double best_end = 0;
   std::vector<double> dp_exposed(plan.pp, 0.0);
   std::vector<double> optimizer_s(plan.pp, 0.0);
