@@ -423,12 +423,13 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     const double mlp_halves = moe_layer && sp ? 0.0 : 1.0;
     double forward_comm = 0;
     double backward_comm = 0;
+    double gather_entry = 0;  // sequence parallel: all-gather into the attention entry
+    double gather = 0;        // ... and into the MLP
     if (sp) {
-      const double attention =
-          cost(Collective::AllGather, entry_bytes) + cost(Collective::ReduceScatter, bytes);
-      const double mlp =
-          cost(Collective::AllGather, bytes) + cost(Collective::ReduceScatter, bytes);
-      forward_comm = attention + mlp_halves * mlp;
+      gather_entry = cost(Collective::AllGather, entry_bytes);
+      gather = cost(Collective::AllGather, bytes);
+      const double scatter = cost(Collective::ReduceScatter, bytes);
+      forward_comm = gather_entry + scatter + mlp_halves * (gather + scatter);
       backward_comm = forward_comm;
     } else {
       forward_comm = (1.0 + mlp_halves) * cost(Collective::AllReduce, bytes);
@@ -452,8 +453,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     if (sp && !tp_overlap) {
       // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
       // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
-      const double regather =
-          cost(Collective::AllGather, entry_bytes) + cost(Collective::AllGather, bytes);
+      const double regather = gather_entry + gather;
       out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
     }
   }

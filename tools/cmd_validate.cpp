@@ -52,8 +52,7 @@ void report_rejected(const std::vector<RejectedRun>& rejected, std::size_t evalu
   for (const auto& r : rejected) {
     std::fprintf(stderr, "  [%zu] %s: %s\n", r.index, r.id.c_str(), r.error.c_str());
   }
-  if (evaluated == 0) throw QuietExit{1};
-  if (options.strict) throw QuietExit{1};
+  if (evaluated == 0 || options.strict) throw QuietExit{1};
 }
 
 Json stats_json(const ErrorStats& s) {

@@ -11,10 +11,11 @@ namespace parplan::tools {
 
 namespace {
 
-PublishedRun parse_run(const Json& entry, const std::string& path, const std::string& where,
-                       const std::string& base) {
+PublishedRun parse_run(const Json& entry, std::size_t index, const std::string& path,
+                       const std::string& where, const std::string& base) {
   JsonReader in(entry, path, where);
   PublishedRun run;
+  run.index = index;
   run.id = in.string_or("id", where);
   const Json* job = in.find("job");
   if (job == nullptr) in.fail("job", "nothing (the key is missing)", "a job object");
@@ -55,8 +56,7 @@ PublishedRuns load_published_runs(const std::string& path) {
   for (std::size_t i = 0; i < root.size(); ++i) {
     const std::string where = "[" + std::to_string(i) + "]";
     try {
-      out.runs.push_back(parse_run(root[i], path, where, base));
-      out.runs.back().index = i;
+      out.runs.push_back(parse_run(root[i], i, path, where, base));
     } catch (const Error& e) {
       out.rejected.push_back({i, id_of(root[i], where), e.what()});
     }

@@ -13,6 +13,19 @@
 namespace parplan {
 namespace {
 
+// The public published runs, parsed.
+nlohmann::json public_runs() {
+  std::ifstream in(std::string(PARPLAN_TEST_DATA) + "/published_runs.json");
+  return nlohmann::json::parse(in);
+}
+
+// Writes a runs file for one test into the test temp folder and returns its path.
+std::string write_runs(const std::string& name, const nlohmann::json& runs) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path) << runs.dump();
+  return path;
+}
+
 nlohmann::json validate_json() {
   const auto r = test::run_parplan(std::string("validate --published ") + PARPLAN_TEST_DATA +
                                    "/published_runs.json --json");
@@ -39,16 +52,14 @@ TEST(ValidatePublished, ReportsEveryRunWithContractKeys) {
 // predicted (its extra key noted), the two are listed with the file, entry and key path of
 // their error, and only --strict turns that into exit 1.
 TEST(ValidatePublished, SetsAsideEntriesItCannotEvaluate) {
-  std::ifstream in(std::string(PARPLAN_TEST_DATA) + "/published_runs.json");
-  const auto all = nlohmann::json::parse(in);
+  const auto all = public_runs();
   nlohmann::json runs = nlohmann::json::array({all[0], all[1], all[2]});
   runs[0]["tags"] = {"metadata the format does not define"};  // ignored, with a note
   runs[1]["id"] = "unknown_node";
   runs[1]["job"]["cluster"]["node"] = "tpu-v5p";
   runs[2]["id"] = "bad_degrees";
   runs[2]["job"]["plan"]["tp"] = 3;
-  const std::string path = testing::TempDir() + "/partly_bad_runs.json";
-  std::ofstream(path) << runs.dump();
+  const std::string path = write_runs("partly_bad_runs.json", runs);
 
   const auto r = test::run_parplan("validate --published " + path + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -75,8 +86,7 @@ TEST(ValidatePublished, SetsAsideEntriesItCannotEvaluate) {
   EXPECT_EQ(strict.exit_code, 1);
 
   // Nothing left to evaluate is a failure.
-  const std::string none = testing::TempDir() + "/all_bad_runs.json";
-  std::ofstream(none) << nlohmann::json::array({runs[1]}).dump();
+  const std::string none = write_runs("all_bad_runs.json", nlohmann::json::array({runs[1]}));
   EXPECT_EQ(test::run_parplan("validate --published " + none).exit_code, 1);
 }
 
@@ -161,8 +171,7 @@ TEST(ValidatePublished, MemoryErrorGate) {
 TEST(ValidatePublished, PlannerRegretExplainsLargeClaims) {
   // Two runs: one whose published plan our search matches (Llama-2 7B, dp8 on one DGX H100),
   // one where the search claims a large gain (the 2020 1B run with full recompute).
-  std::ifstream in(std::string(PARPLAN_TEST_DATA) + "/published_runs.json");
-  const auto all = nlohmann::json::parse(in);
+  const auto all = public_runs();
   nlohmann::json two = nlohmann::json::array();
   for (const auto& run : all) {
     const auto id = run["id"].get<std::string>();
@@ -170,8 +179,7 @@ TEST(ValidatePublished, PlannerRegretExplainsLargeClaims) {
       two.push_back(run);
   }
   ASSERT_EQ(two.size(), 2u);
-  const std::string path = testing::TempDir() + "/two_published_runs.json";
-  std::ofstream(path) << two.dump();
+  const std::string path = write_runs("two_published_runs.json", two);
   const auto r = test::run_parplan("validate --published " + path + " --planner --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto v = nlohmann::json::parse(r.out);
