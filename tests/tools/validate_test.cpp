@@ -102,10 +102,10 @@ TEST(ValidatePublished, StepTimeErrorGate) {
               100 * all["mape"].get<double>(), 100 * all["median_ape"].get<double>(),
               100 * all["p90_ape"].get<double>());
   // A constant-MFU estimate scores 12.3% on the core runs and 24% on all: we must beat it.
-  EXPECT_LE(core["mape"].get<double>(), 0.085);
+  EXPECT_LE(core["mape"].get<double>(), 0.072);    // time-model issue target: 7%
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
-  EXPECT_LE(all["mape"].get<double>(), 0.09);      // beyond-3D issue target
-  EXPECT_LE(all["p90_ape"].get<double>(), 0.17);   // beyond-3D issue target: 20%
+  EXPECT_LE(all["mape"].get<double>(), 0.085);     // beyond-3D issue target: 9%
+  EXPECT_LE(all["p90_ape"].get<double>(), 0.14);   // beyond-3D issue target: 20%
 }
 
 // Whole benchmark tables of three frameworks (tests/data/benchmark_tables, each entry citing
@@ -141,13 +141,16 @@ TEST_P(BenchmarkTable, StepTimeErrorGate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
-                         testing::Values(TableGate{"llm_foundry_mpt.json", 60, 0.072, 0.14},
-                                         TableGate{"nemo_2407_h100.json", 10, 0.057, 0.092},
-                                         TableGate{"mbridge_2511.json", 16, 0.185, 0.52},
+                         testing::Values(TableGate{"llm_foundry_mpt.json", 60, 0.057, 0.11},
+                                         // The Hopper presets' sustained clock is calibrated on
+                                         // this table (hardware_profiles/nodes/dgx-h100.json), so
+                                         // it is not evidence; the other tables are.
+                                         TableGate{"nemo_2407_h100.json", 10, 0.027, 0.05},
+                                         TableGate{"mbridge_2511.json", 16, 0.17, 0.50},
                                          // Blackwell in early NeMo 2 containers: every row slower
                                          // than predicted (README, "Validation").
-                                         TableGate{"nemo_2502.json", 8, 0.16, 0.28},
-                                         TableGate{"nemo_2504.json", 7, 0.165, 0.26},
+                                         TableGate{"nemo_2502.json", 8, 0.135, 0.25},
+                                         TableGate{"nemo_2504.json", 7, 0.135, 0.22},
                                          TableGate{"megascale_2402.json", 8, 0.05, 0.09}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
