@@ -71,6 +71,8 @@ struct GpuSpec {
     }
     return p;
   }
+  // The dense peak a GEMM of precision p runs at (the peak of computed_as(p)).
+  double computed_peak_tflops(Precision p) const { return peak_tflops(computed_as(p)); }
   double max_matmul_efficiency(Precision p) const { return matmul_efficiency[static_cast<int>(p)]; }
 };
 

@@ -42,7 +42,7 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& s, Precision precisi
 
 double gemm_time_s(const GpuSpec& gpu, const GemmShape& s, Precision precision) {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return 0.0;
-  const double peak = gpu.peak_tflops(gpu.computed_as(precision));
+  const double peak = gpu.computed_peak_tflops(precision);
   const double compute_s = gemm_flops(s) / (peak * 1e12 * gpu.sustained_clock_fraction *
                                             gemm_efficiency(gpu, s, precision));
   const double elem = gemm_element_bytes(precision);

@@ -94,7 +94,7 @@ Precision attention_precision_of(const TrainingSpec& training) {
 }
 
 double peak_flops(const GpuSpec& gpu, Precision precision) {
-  return gpu.peak_tflops(gpu.computed_as(precision)) * 1e12;
+  return gpu.computed_peak_tflops(precision) * 1e12;
 }
 
 // Throughput of the framework's flash-attention kernel relative to a kernel written for the

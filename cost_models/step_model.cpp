@@ -427,8 +427,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   out.hardware_flops = replica_hw_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
   out.model_tflops_per_gpu = out.model_flops / out.step_time_s / gpus / 1e12;
   // MFU against the peak the job's GEMMs run at (the 16-bit one for fp8 on an A100).
-  out.mfu =
-      out.model_tflops_per_gpu / node.gpu.peak_tflops(node.gpu.computed_as(training.precision));
+  out.mfu = out.model_tflops_per_gpu / node.gpu.computed_peak_tflops(training.precision);
   check_finite_estimate(job, out);
   return out;
 }
