@@ -92,40 +92,6 @@ const MemoryBoundRecord* find_kernel(const RawProfile& raw, const std::string& k
   return nullptr;
 }
 
-struct GemmFits {
-  int excluded_disturbed = 0;
-  std::vector<std::string> precisions;  // of the joint node fit
-  GemmFitInput input;
-  GemmFitResult result;
-};
-
-GemmFits fit_gemms(const RawProfile& raw, const std::vector<std::string>& precisions,
-                   double bandwidth_gbps) {
-  GemmFits fits;
-  fits.precisions = precisions;
-  fits.input.precisions = precisions;
-  for (const auto& p : precisions) fits.input.element_bytes.push_back(element_bytes(p));
-  fits.input.memory_bandwidth_gbps = bandwidth_gbps;
-  fits.input.sm_count = raw.device.sm_count;
-  // Measurements whose every sample was disturbed (another process held a rank's core) are
-  // left out of the fit while enough others remain.
-  std::vector<GemmPoint> disturbed;
-  for (const auto& g : raw.gemm) {
-    const auto it = std::find(precisions.begin(), precisions.end(), g.precision);
-    if (it == precisions.end()) continue;
-    const GemmPoint point{g.shape, static_cast<int>(it - precisions.begin()), g.time.median_s};
-    (g.time.disturbed_only ? disturbed : fits.input.points).push_back(point);
-  }
-  const std::size_t needed = precisions.size() + 4 + 4;
-  if (fits.input.points.size() < needed) {
-    fits.input.points.insert(fits.input.points.end(), disturbed.begin(), disturbed.end());
-    disturbed.clear();
-  }
-  fits.excluded_disturbed = static_cast<int>(disturbed.size());
-  fits.result = fit_gemm_model(fits.input);
-  return fits;
-}
-
 Json gemm_fit_json(const GemmFits& fits, const RawProfile& raw) {
   Json throughput = Json::object();
   for (std::size_t i = 0; i < fits.precisions.size(); ++i) {
@@ -175,6 +141,33 @@ SpanFigures span_figures(const std::vector<CollectiveFit>& fits, const std::stri
 }
 
 }  // namespace
+
+GemmFits fit_gemms(const RawProfile& raw, const std::vector<std::string>& precisions,
+                   double bandwidth_gbps) {
+  GemmFits fits;
+  fits.precisions = precisions;
+  fits.input.precisions = precisions;
+  for (const auto& p : precisions) fits.input.element_bytes.push_back(element_bytes(p));
+  fits.input.memory_bandwidth_gbps = bandwidth_gbps;
+  fits.input.sm_count = raw.device.sm_count;
+  // Measurements whose every sample was disturbed (another process held a rank's core) are
+  // left out of the fit while enough others remain.
+  std::vector<GemmPoint> disturbed;
+  for (const auto& g : raw.gemm) {
+    const auto it = std::find(precisions.begin(), precisions.end(), g.precision);
+    if (it == precisions.end()) continue;
+    const GemmPoint point{g.shape, static_cast<int>(it - precisions.begin()), g.time.median_s};
+    (g.time.disturbed_only ? disturbed : fits.input.points).push_back(point);
+  }
+  const std::size_t needed = precisions.size() + 4 + 4;
+  if (fits.input.points.size() < needed) {
+    fits.input.points.insert(fits.input.points.end(), disturbed.begin(), disturbed.end());
+    disturbed.clear();
+  }
+  fits.excluded_disturbed = static_cast<int>(disturbed.size());
+  fits.result = fit_gemm_model(fits.input);
+  return fits;
+}
 
 bool is_node_precision(const std::string& backend, const std::string& precision) {
   if (backend == "cpu") return precision == "fp32";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/json_input.h"
 #include "profiler/fit_gemm.h"
@@ -24,6 +25,18 @@ struct ProfileContext {
 
 Json build_profile(const RawProfile& raw, const ProfileOptions& options,
                    const ProfileContext& context);
+
+// The GEMM model fitted to a run's GEMMs of these precisions, as the profile's fits are:
+// measurements whose every sample was disturbed (another process held a rank's core) are left
+// out while enough others remain. bandwidth_gbps is the model's memory-bound floor.
+struct GemmFits {
+  int excluded_disturbed = 0;
+  std::vector<std::string> precisions;  // of the joint fit
+  GemmFitInput input;
+  GemmFitResult result;
+};
+GemmFits fit_gemms(const RawProfile& raw, const std::vector<std::string>& precisions,
+                   double bandwidth_gbps);
 
 // Precisions whose GEMM fit goes into the node (CPU: fp32; GPUs: fp16, bf16, fp8).
 bool is_node_precision(const std::string& backend, const std::string& precision);

@@ -38,6 +38,8 @@
 #include "profiler/fit_gemm.h"
 #include "profiler/gemm_shapes.h"
 #include "profiler/profile_options.h"
+#include "profiler/profile_writer.h"
+#include "profiler/records.h"
 
 namespace parplan {
 namespace {
@@ -159,13 +161,10 @@ Verdict verdict(const char* what, const std::vector<Point>& points) {
   return v;
 }
 
-// The held-out GEMMs: the profiler's GEMM fit over the other fp32 shapes.
+// The held-out GEMMs: the profiler's GEMM fit (fit_gemms, as the profile's node fit) over the
+// other fp32 shapes.
 Verdict check_gemm(const HardwareProfile& profile) {
-  profiler::GemmFitInput input;
-  input.precisions = {"fp32"};
-  input.element_bytes = {4.0};
-  input.memory_bandwidth_gbps =
-      profile.node.gpu.hbm_bandwidth_gbps * profile.node.gpu.hbm_efficiency;
+  profiler::RawProfile others;
   std::array<const Json*, kHeldOutGemms.size()> held_out{};
   for (const auto& g : profile.measurements["gemm"]) {
     if (g["precision"] != "fp32") continue;
@@ -178,21 +177,28 @@ Verdict check_gemm(const HardwareProfile& profile) {
         is_held_out = true;
       }
     }
-    if (!is_held_out) input.points.push_back({shape, 0, g["median_s"].get<double>()});
+    if (is_held_out) continue;
+    profiler::GemmRecord r;
+    r.shape = shape;
+    r.precision = "fp32";
+    r.time.median_s = g["median_s"].get<double>();
+    r.time.disturbed_only = g.value("disturbed_only", false);
+    others.gemm.push_back(r);
   }
-  const profiler::GemmFitResult fit = profiler::fit_gemm_model(input);
+  const profiler::GemmFits fit = profiler::fit_gemms(
+      others, {"fp32"}, profile.node.gpu.hbm_bandwidth_gbps * profile.node.gpu.hbm_efficiency);
   std::printf(
       "GEMM refit over %d shapes (the held-out ones left out): rms error %.1f %%, max "
       "%.1f %%\n",
-      fit.points, 100 * fit.rms_relative_error, 100 * fit.max_relative_error);
+      fit.result.points, 100 * fit.result.rms_relative_error, 100 * fit.result.max_relative_error);
   std::vector<Point> points;
   for (std::size_t i = 0; i < kHeldOutGemms.size(); ++i) {
     EXPECT_NE(held_out[i], nullptr) << "the profile lacks a held-out GEMM";
     if (held_out[i] == nullptr) return {};
     const double predicted =
-        profiler::gemm_model_time_s(fit.model, input, {kHeldOutGemms[i], 0, 0});
+        profiler::gemm_model_time_s(fit.result.model, fit.input, {kHeldOutGemms[i], 0, 0});
     points.push_back(point("GEMM " + profiler::to_string(kHeldOutGemms[i]), predicted, *held_out[i],
-                           fit.rms_relative_error));
+                           fit.result.rms_relative_error));
   }
   return verdict("GEMM", points);
 }
