@@ -141,7 +141,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   const auto stages = stage_parameters(job);
   const GroupPlacement shard_group =
       plan.zero_shard_size > 0
-          ? place_strided(plan.zero_shard_size, plan.tp, node.gpus_per_node)
+          ? place_strided(plan.zero_shard_size, plan.tp, node, plan.num_gpus())
           : place_group(plan, node,
                         traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
                                                    : std::vector<std::string>{"dp"});
@@ -274,7 +274,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   const int64_t expert_dp =
       std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
   const GroupPlacement expert_dp_group =
-      place_strided(expert_dp, plan.ep * plan.expert_tp(), node.gpus_per_node);
+      place_strided(expert_dp, plan.ep * plan.expert_tp(), node, plan.num_gpus());
   // The distributed optimizer gathers updated parameters in the compute precision, in fp8
   // where the parameters are fp8 (fp8_param_gather), or in the grad buffer's dtype where it
   // gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
