@@ -173,7 +173,8 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
   }
 
   if (const Json* plan = in.find("plan"); plan != nullptr && !plan->is_null()) {
-    job.plan = parse_parallel_plan(*plan, file, "plan", job.cluster.num_gpus);
+    job.plan = parse_parallel_plan(*plan, file, "plan", job.cluster.num_gpus,
+                                   plan_check == PlanCheck::Skip);
     job.plan_given = true;
   } else {
     job.plan = parse_parallel_plan(Json::object(), file, "plan", job.cluster.num_gpus);

@@ -86,7 +86,7 @@ void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
 }
 
 ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
-                                 const std::string& path, int64_t num_gpus) {
+                                 const std::string& path, int64_t num_gpus, bool lenient_dp) {
   JsonReader in(object, file, path);
   ParallelPlan p;
   if (object.is_object()) {
@@ -130,6 +130,8 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
     p.dp = *dp;
   } else if (model_parallel <= num_gpus && num_gpus % model_parallel == 0) {
     p.dp = num_gpus / model_parallel;
+  } else if (lenient_dp) {
+    p.dp = 1;
   } else {
     throw InputError(file, join_key_path(path, "tp"), "tp*pp*cp = " + str(model_parallel),
                      "a product that divides the cluster's " + str(num_gpus) + " GPUs");

@@ -70,8 +70,11 @@ struct PlanViolation {
 };
 
 // Reads a plan object; dp is derived from the cluster when absent (and checked when given).
+// With `lenient_dp` a tp*pp*cp that does not divide the cluster leaves dp at 1 instead of
+// failing: for commands that read the plan but do not use it (plan searches its own).
 ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
-                                 const std::string& path, int64_t num_gpus);
+                                 const std::string& path, int64_t num_gpus,
+                                 bool lenient_dp = false);
 
 std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpec& cluster,
                                         const TrainingSpec& training, const ParallelPlan& plan);

@@ -17,6 +17,8 @@ const std::vector<std::string> kReportFiles = {"report.csv", "report.html", "rep
 
 std::string q(const std::string& path) { return "'" + path + "'"; }
 
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
 TEST(SimulateCli, APlanThatDoesNotFitShowsItsMemoryParts) {
   TempDir dir;
   const std::string job = dir.file("job.json");
@@ -126,6 +128,30 @@ TEST(PlanCli, ReportOptionWritesTheSameFiles) {
                                       q(dir.file("r2")) + " 2>/dev/null; }");
   ASSERT_EQ(j.exit_code, 0);
   EXPECT_NO_THROW(Json::parse(j.output));
+}
+
+TEST(PlanCli, IgnoresTheJobsPlanButNotItsSyntax) {
+  TempDir dir;
+  // tp*pp = 6 does not divide 16 GPUs: simulate refuses the plan, plan searches its own.
+  const std::string job = dir.file("job.json");
+  write_file(job, R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+    "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": {"tp": 3, "pp": 2}})");
+  CommandResult r = run_parplan("simulate --job " + q(job));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("plan.tp"), std::string::npos) << r.output;
+  r = run_parplan("plan --job " + q(job) + " --top 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("best plan:"), std::string::npos) << r.output;
+  // compare compares the job's plan, so it must be valid there.
+  r = run_parplan("compare --job " + q(job) + " --out " + q(dir.file("r")));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("plan.tp"), std::string::npos) << r.output;
+  // A plan key of the wrong type is still an error for plan.
+  write_file(job, R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+    "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": {"tp": "eight"}})");
+  r = run_parplan("plan --job " + q(job) + " --top 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("plan.tp"), std::string::npos) << r.output;
 }
 
 TEST(ExportCli, PrintsEachFormatAndRejectsUnknownOnes) {
