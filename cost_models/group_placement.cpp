@@ -42,6 +42,17 @@ bool aligned_with_nodes(const Axis& a, int64_t gpus_per_node) {
   return gpus_per_node % block == 0 || block % gpus_per_node == 0;
 }
 
+// Members per node of every group along an aligned axis.
+int64_t aligned_ranks_per_node(const Axis& a, int64_t gpus_per_node) {
+  if (a.stride >= gpus_per_node) return 1;
+  return std::min(a.size, std::max<int64_t>(1, gpus_per_node / a.stride));
+}
+
+// Share of a node's NICs that a group with `ranks_per_node` members there can use.
+double nic_share_of(int64_t ranks_per_node, int64_t node_gpus) {
+  return std::min(1.0, static_cast<double>(ranks_per_node) / static_cast<double>(node_gpus));
+}
+
 // The worst group when node boundaries cut some groups unevenly (tp = 3 on 8-GPU nodes:
 // ranks 6, 7 | 8): the one spanning the most nodes, then the one with the fewest members on
 // its thinnest node (its fewest NICs). A group's layout depends only on where its first rank
@@ -98,8 +109,7 @@ GroupPlacement worst_group(const std::vector<Axis>& within, const std::vector<Ax
       worst.ranks_per_node = thinnest;
     }
   }
-  worst.nic_share =
-      std::min(1.0, static_cast<double>(worst.ranks_per_node) / static_cast<double>(node_gpus));
+  worst.nic_share = nic_share_of(worst.ranks_per_node, node_gpus);
   return worst;
 }
 
@@ -113,11 +123,9 @@ GroupPlacement strided(int64_t size, int64_t stride, int64_t gpn, int64_t node_g
   }
   GroupPlacement g;
   g.size = size;
-  const int64_t per_node = stride >= gpn ? 1 : std::max<int64_t>(1, gpn / stride);
-  g.ranks_per_node = std::min(size, per_node);
+  g.ranks_per_node = aligned_ranks_per_node(axis, gpn);
   g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
-  g.nic_share =
-      std::min(1.0, static_cast<double>(g.ranks_per_node) / static_cast<double>(node_gpus));
+  g.nic_share = nic_share_of(g.ranks_per_node, node_gpus);
   return g;
 }
 
@@ -158,11 +166,12 @@ GroupPlacement place_group(const ParallelPlan& plan, const NodeSpec& node,
   for (const auto& name : order) {
     const int64_t size = dense_size(plan, name);
     if (size > 1 && std::find(dims.begin(), dims.end(), name) != dims.end()) {
-      aligned = aligned && aligned_with_nodes({stride, size}, gpn);
-      const GroupPlacement g = strided(size, stride, gpn, node_gpus);
+      const Axis axis{stride, size};
+      aligned = aligned && aligned_with_nodes(axis, gpn);
       combined.size *= size;
       // Members per node along independent dimensions multiply, up to the node size.
-      combined.ranks_per_node = std::min(gpn, combined.ranks_per_node * g.ranks_per_node);
+      combined.ranks_per_node =
+          std::min(gpn, combined.ranks_per_node * aligned_ranks_per_node(axis, gpn));
     }
     stride *= size;
   }
@@ -181,8 +190,7 @@ GroupPlacement place_group(const ParallelPlan& plan, const NodeSpec& node,
   }
   combined.ranks_per_node = std::min(combined.ranks_per_node, combined.size);
   combined.nodes = (combined.size + combined.ranks_per_node - 1) / combined.ranks_per_node;
-  combined.nic_share =
-      std::min(1.0, static_cast<double>(combined.ranks_per_node) / static_cast<double>(node_gpus));
+  combined.nic_share = nic_share_of(combined.ranks_per_node, node_gpus);
   return combined;
 }
 
