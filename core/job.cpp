@@ -182,7 +182,8 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
   in.finish();
   apply_framework_plan_defaults(job.framework, job.plan, job.training);
 
-  if (plan_check == PlanCheck::Enforce) {
+  if (plan_check == PlanCheck::Enforce ||
+      (plan_check == PlanCheck::EnforceIfGiven && job.plan_given)) {
     if (auto violation = check_plan(job.model, job.cluster, job.training, job.plan)) {
       throw_plan_violation(*violation, file);
     }

@@ -25,10 +25,11 @@ struct Job {
   bool plan_given = false;
 };
 
-enum class PlanCheck { Enforce, Skip };
+enum class PlanCheck { Enforce, Skip, EnforceIfGiven };
 
 // Loads and checks a job file. With PlanCheck::Skip the plan's relations to the model and
-// cluster are not enforced (the `plan` command ignores the job's plan).
+// cluster are not enforced (the `plan` command ignores the job's plan); EnforceIfGiven
+// enforces them only when the file has a plan (`compare` compares it, or only searches).
 Job load_job(const std::string& path, PlanCheck plan_check = PlanCheck::Enforce);
 Job parse_job(const Json& object, const std::string& file, const std::string& base_dir,
               PlanCheck plan_check = PlanCheck::Enforce);

@@ -35,10 +35,8 @@ TrainingMethod parse_training_method(const std::string& name) {
 }
 
 Job load_job_for_comparison(const std::string& path) {
-  Job job = load_job(path, PlanCheck::Skip);
   // A plan the job gives is compared, so it must be valid; without one, any search runs.
-  if (job.plan_given) return load_job(path, PlanCheck::Enforce);
-  return job;
+  return load_job(path, PlanCheck::EnforceIfGiven);
 }
 
 std::vector<ReportPlan> collect_plans(const Job& job, const PlanSources& sources) {
