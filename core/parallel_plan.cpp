@@ -78,6 +78,13 @@ void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
       }
       break;
     case Framework::MegatronDeepspeed:
+      // Megatron-DeepSpeed's GPT pretraining scripts checkpoint every layer's activations
+      // and run DeepSpeed's ZeRO stage 1 (examples_deepspeed/rebase/ds_pretrain_gpt_1.3B.sh:
+      // activation_checkpoint="true" -> --checkpoint-activations, zero_stage=1); BLOOM-176B
+      // trained the same way.
+      if (!plan.was_given("recompute")) plan.recompute = Recompute::Full;
+      if (!plan.was_given("zero_stage")) plan.zero_stage = 1;
+      break;
     case Framework::Deepspeed:
     case Framework::Other:
     case Framework::Parplan:

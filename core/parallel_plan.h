@@ -91,7 +91,8 @@ Json parallel_plan_to_json(const ParallelPlan& plan);
 // (zero_stage 1) and sequence parallelism whenever tp > 1; torchtitan shards with FSDP2
 // (zero_stage 3), applies sequence parallelism with tp and runs the local batch as one
 // micro-batch (pp micro-batches with pipelining); llm-foundry and MaxText shard fully
-// (zero_stage 3); Megatron-LM without pipelining runs the local batch in one pass (v1).
+// (zero_stage 3); Megatron-DeepSpeed's scripts recompute every layer (recompute full) under
+// ZeRO stage 1; Megatron-LM without pipelining runs the local batch in one pass (v1).
 void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
                                    const TrainingSpec& training);
 

@@ -39,6 +39,45 @@ TEST(ParallelPlan, ViolationsNameKeyAndReason) {
   EXPECT_EQ(reason(R"({"tp": 1, "pp": 16, "vpp": 4})"), "layers-by-stages");
 }
 
+Job framework_job(const std::string& framework, const std::string& plan_json) {
+  const std::string text = R"({"framework": ")" + framework +
+                           R"(", "model": "llama3.1-8b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 2}, "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": )" +
+                           plan_json + "}";
+  return parse_job(parse_json(text, "job.json"), "job.json", "", PlanCheck::Skip);
+}
+
+TEST(ParallelPlan, FrameworksFillThePlanKeysTheJobLeavesOut) {
+  const Job core = framework_job("megatron-core", R"({"tp": 2})");
+  EXPECT_EQ(core.plan.zero_stage, 1);
+  EXPECT_TRUE(core.plan.sequence_parallel);
+  EXPECT_EQ(core.plan.recompute, Recompute::None);
+
+  const Job titan = framework_job("torchtitan", R"({"tp": 2})");
+  EXPECT_EQ(titan.plan.zero_stage, 3);
+  EXPECT_TRUE(titan.plan.sequence_parallel);
+
+  const Job mds = framework_job("megatron-deepspeed", R"({"tp": 2})");
+  EXPECT_EQ(mds.plan.recompute, Recompute::Full);
+  EXPECT_EQ(mds.plan.zero_stage, 1);
+  EXPECT_FALSE(mds.plan.sequence_parallel);
+
+  const Job other = framework_job("other", R"({"tp": 2})");
+  EXPECT_EQ(other.plan.recompute, Recompute::None);
+  EXPECT_EQ(other.plan.zero_stage, 0);
+}
+
+TEST(ParallelPlan, KeysTheJobSetsOverrideFrameworkDefaults) {
+  const Job mds =
+      framework_job("megatron-deepspeed", R"({"tp": 2, "recompute": "none", "zero_stage": 0})");
+  EXPECT_EQ(mds.plan.recompute, Recompute::None);
+  EXPECT_EQ(mds.plan.zero_stage, 0);
+  const Job core =
+      framework_job("megatron-core", R"({"tp": 2, "zero_stage": 0, "sequence_parallel": false})");
+  EXPECT_EQ(core.plan.zero_stage, 0);
+  EXPECT_FALSE(core.plan.sequence_parallel);
+}
+
 TEST(ParallelPlan, UnevenSplitGivesExtraLayersToMiddleChunks) {
   ModelSpec m;
   m.num_layers = 70;
