@@ -43,6 +43,8 @@ struct ParallelPlan {
   // Keys the job file set explicitly; the others may take the framework's defaults.
   std::vector<std::string> given_keys;
   bool was_given(std::string_view key) const;
+  // Keys apply_framework_plan_defaults filled because the job left them out (for reports).
+  std::vector<std::string> framework_default_keys;
 
   // Saturate at INT64_MAX instead of overflowing (a plan may hold any accepted degrees).
   int64_t model_parallel_gpus() const { return saturating_product({tp, pp, cp}); }

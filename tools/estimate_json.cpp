@@ -36,23 +36,27 @@ Json memory_to_json(const cost::MemoryEstimate& mem) {
 }
 
 Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
-  return {{"plan", parallel_plan_to_json(job.plan)},
-          {"step_time_s", e.step_time_s},
-          {"tokens_per_s", e.tokens_per_s},
-          {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
-          {"model_tflops_per_gpu", e.model_tflops_per_gpu},
-          {"mfu", e.mfu},
-          {"peak_memory_gib", e.memory.peak_bytes / kGiB},
-          {"fits", e.memory.fits},
-          {"breakdown", breakdown_to_json(e.breakdown)},
-          {"num_micro_batches", e.num_micro_batches},
-          {"critical_stage", e.critical_stage},
-          {"p2p_time_s", e.p2p_s},
-          {"hidden_dp_comm_s", e.hidden_dp_comm},
-          {"model_flops", e.model_flops},
-          {"hardware_flops", e.hardware_flops},
-          {"num_gpus", job.cluster.num_gpus},
-          {"memory", memory_to_json(e.memory)}};
+  Json out = {{"plan", parallel_plan_to_json(job.plan)},
+              {"step_time_s", e.step_time_s},
+              {"tokens_per_s", e.tokens_per_s},
+              {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
+              {"model_tflops_per_gpu", e.model_tflops_per_gpu},
+              {"mfu", e.mfu},
+              {"peak_memory_gib", e.memory.peak_bytes / kGiB},
+              {"fits", e.memory.fits},
+              {"breakdown", breakdown_to_json(e.breakdown)},
+              {"num_micro_batches", e.num_micro_batches},
+              {"critical_stage", e.critical_stage},
+              {"p2p_time_s", e.p2p_s},
+              {"hidden_dp_comm_s", e.hidden_dp_comm},
+              {"model_flops", e.model_flops},
+              {"hardware_flops", e.hardware_flops},
+              {"num_gpus", job.cluster.num_gpus},
+              {"memory", memory_to_json(e.memory)}};
+  if (!job.plan.framework_default_keys.empty()) {
+    out["framework_default_keys"] = job.plan.framework_default_keys;
+  }
+  return out;
 }
 
 std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
@@ -74,6 +78,12 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
       to_string(p.recompute), p.zero_stage, to_string(p.schedule),
       static_cast<long long>(e.num_micro_batches));
   out += line;
+  if (!p.framework_default_keys.empty()) {
+    std::string keys;
+    for (const auto& key : p.framework_default_keys) keys += (keys.empty() ? "" : ", ") + key;
+    out += "      " + keys + ": " + to_string(job.framework) +
+           "'s defaults (the job's plan does not set them)\n";
+  }
   std::snprintf(line, sizeof line,
                 "\nstep time      %s\nthroughput     %.0f tokens/s (%.0f per GPU)\n"
                 "model TFLOP/s  %.1f per GPU, MFU %.1f%%\n"

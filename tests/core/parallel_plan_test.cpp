@@ -61,6 +61,10 @@ TEST(ParallelPlan, FrameworksFillThePlanKeysTheJobLeavesOut) {
   EXPECT_EQ(mds.plan.recompute, Recompute::Full);
   EXPECT_EQ(mds.plan.zero_stage, 1);
   EXPECT_FALSE(mds.plan.sequence_parallel);
+  // Reports name the keys the framework filled.
+  EXPECT_EQ(mds.plan.framework_default_keys, (std::vector<std::string>{"recompute", "zero_stage"}));
+  EXPECT_EQ(core.plan.framework_default_keys,
+            (std::vector<std::string>{"zero_stage", "sequence_parallel"}));
 
   const Job other = framework_job("other", R"({"tp": 2})");
   EXPECT_EQ(other.plan.recompute, Recompute::None);
@@ -72,6 +76,7 @@ TEST(ParallelPlan, KeysTheJobSetsOverrideFrameworkDefaults) {
       framework_job("megatron-deepspeed", R"({"tp": 2, "recompute": "none", "zero_stage": 0})");
   EXPECT_EQ(mds.plan.recompute, Recompute::None);
   EXPECT_EQ(mds.plan.zero_stage, 0);
+  EXPECT_TRUE(mds.plan.framework_default_keys.empty());
   const Job core =
       framework_job("megatron-core", R"({"tp": 2, "zero_stage": 0, "sequence_parallel": false})");
   EXPECT_EQ(core.plan.zero_stage, 0);
