@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/presets.h"
 #include "core/units.h"
 #include "tools/cli_common.h"
 #include "tools/text_table.h"
@@ -79,9 +80,7 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
       static_cast<long long>(e.num_micro_batches));
   out += line;
   if (!p.framework_default_keys.empty()) {
-    std::string keys;
-    for (const auto& key : p.framework_default_keys) keys += (keys.empty() ? "" : ", ") + key;
-    out += "      " + keys + ": " + to_string(job.framework) +
+    out += "      " + join_names(p.framework_default_keys) + ": " + to_string(job.framework) +
            "'s defaults (the job's plan does not set them)\n";
   }
   std::snprintf(line, sizeof line,

@@ -211,16 +211,6 @@ Verdict check_gemm(const HardwareProfile& profile) {
   return verdict("GEMM", points);
 }
 
-// Index of the fitted range that holds `size_bytes` (-1: none).
-int fit_range_of(const std::vector<CollectiveFit>& fits, double size_bytes) {
-  for (std::size_t i = 0; i < fits.size(); ++i) {
-    const bool above_min = size_bytes >= fits[i].min_size_bytes;
-    const bool below_max = fits[i].max_size_bytes <= 0 || size_bytes < fits[i].max_size_bytes;
-    if (above_min && below_max) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 // The held-out all-reduce sizes: the profiler's segmented fit over the other sizes.
 Verdict check_all_reduce(const HardwareProfile& profile) {
   std::vector<profiler::CollectiveRecord> records;
@@ -271,8 +261,10 @@ Verdict check_all_reduce(const HardwareProfile& profile) {
     // Neighbours on two fitted lines: the protocol switches somewhere between them, and
     // where is not in the profile (the ranges meet at the geometric mean by convention), so
     // neither line can be held to a size in between.
-    const bool between_ranges = fit_range_of(node.collective_fits, below->size_bytes) !=
-                                fit_range_of(node.collective_fits, above->size_bytes);
+    auto fit_at = [&node](double bytes) {
+      return find_collective_fit(node, Collective::AllReduce, "intra_node", 2, bytes);
+    };
+    const bool between_ranges = fit_at(below->size_bytes) != fit_at(above->size_bytes);
     const double predicted =
         *fitted_collective_time_s(node, Collective::AllReduce, "intra_node", 2, size);
     points.push_back(
