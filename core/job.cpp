@@ -33,6 +33,24 @@ bool file_exists(const std::string& path) {
   return fs::exists(path, ec);
 }
 
+// True only when nothing is at `path`: a name too long for the file system, or a folder
+// without permission, is left for the reader to report.
+bool path_missing(const std::string& path) {
+  std::error_code ec;
+  return fs::status(path, ec).type() == fs::file_type::not_found;
+}
+
+// Reads the JSON file that the value at `key_path` of `file` names (`path`, resolved). A path
+// that does not exist is an error about that key: the job names it, not the missing file.
+Json load_named_file(const Json& value, const std::string& path, const std::string& file,
+                     const std::string& key_path, const std::string& allowed) {
+  if (path_missing(path)) {
+    throw InputError(file, key_path, describe_json_value(value) + " (no such file: " + path + ")",
+                     allowed);
+  }
+  return load_json_file(path);
+}
+
 }  // namespace
 
 ModelSpec resolve_model(const Json& value, const std::string& file, const std::string& key_path,
@@ -50,12 +68,14 @@ ModelSpec resolve_model(const Json& value, const std::string& file, const std::s
     if (auto preset = find_model_preset(text)) return *preset;
   }
   const std::string path = resolve_path(text, base_dir);
+  const auto names = model_preset_names();
   if (looks_like_path(text) || file_exists(path)) {
-    const Json model = load_json_file(path);
+    const Json model =
+        load_named_file(value, path, file, key_path,
+                        "a preset (" + join_names(names) + ") or a path to an existing JSON file");
     if (is_hf_config(model)) return import_hf_config(model, path);
     return parse_model_spec(model, path, "");
   }
-  const auto names = model_preset_names();
   throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
                    "a preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
                        " or a path to a JSON file");
@@ -73,13 +93,15 @@ NodeSpec resolve_node(const Json& value, const std::string& file, const std::str
     if (auto preset = find_node_preset(text)) return *preset;
   }
   const std::string path = resolve_path(text, base_dir);
+  const auto names = node_preset_names();
   if (looks_like_path(text) || file_exists(path)) {
-    const Json node = load_json_file(path);
+    const Json node = load_named_file(
+        value, path, file, key_path,
+        "a node preset (" + join_names(names) + ") or a path to an existing JSON file");
     // A measured profile (parplan profile --out) stands wherever a node file can.
     if (is_hardware_profile(node)) return parse_hardware_profile(node, path).node;
     return parse_node_spec(node, path, "");
   }
-  const auto names = node_preset_names();
   throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
                    "a node preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
                        " or a path to a JSON file");
@@ -105,6 +127,11 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
   in.allow("description");
   in.allow("comment");
 
+  // A key given as null is a wrong value, not a missing key: `"plan": null` is an error, while
+  // leaving "plan" out asks for the defaults (the same for framework's default).
+  if (const Json* value = in.find("framework"); value != nullptr && value->is_null()) {
+    in.fail("framework", "null", framework_choices());
+  }
   const std::string framework = in.string_or("framework", "megatron-core");
   if (auto parsed = parse_framework(framework)) {
     job.framework = *parsed;
@@ -172,7 +199,11 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
                          ", which has no fp8 tensor cores (node dense_tflops.fp8)");
   }
 
-  if (const Json* plan = in.find("plan"); plan != nullptr && !plan->is_null()) {
+  if (const Json* plan = in.find("plan"); plan != nullptr) {
+    if (plan->is_null()) {
+      in.fail("plan", "null",
+              "a JSON object of plan keys (tp, pp, dp, ...); leave \"plan\" out for the defaults");
+    }
     job.plan = parse_parallel_plan(*plan, file, "plan", job.cluster.num_gpus,
                                    plan_check == PlanCheck::Skip);
     job.plan_given = true;

@@ -2,14 +2,15 @@
 // reports predicted vs reference step time (and memory where known) with MAPE, median and p90.
 // Entries that cannot be read or predicted are listed with their errors (stderr, and
 // "rejected" in the JSON) and left out of the statistics; the exit code is 1 when no entry
-// could be evaluated, or with --strict when any was rejected.
+// could be evaluated, or with --strict when any was rejected. With --planner it reports each
+// published plan's regret against a search of its plan space (planner/regret.h); with --run it
+// compares executor runs on this machine with their predictions.
 #include <cstdio>
-#include <map>
 #include <thread>
 
 #include "core/check.h"
 #include "core/units.h"
-#include "planner/search.h"
+#include "planner/regret.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/published_runs.h"
@@ -133,185 +134,119 @@ void run_executor_validation(const ValidateOptions& options) {
               100 * m.mape);
 }
 
-// For every run: search the plan space of its model, cluster and training, and compare the
-// published plan's predicted time with the best plan's ("regret": how much faster we claim
-// to be; experts tuned the published plans, so large regrets point at the model). Each regret
-// above 10% comes with the breakdown parts behind it (tools/report/why.h), so that a claimed
-// improvement can be judged: a real one (a feature the published run did not use) or a
-// modelling error. A second search keeps the published run's features (recomputation, ZeRO
-// stage, sequence parallelism, cp and ep degrees) and searches only the layout (tp, pp, dp,
-// vpp, micro-batch, schedule): the regret of the choices its authors made among what they
-// used. Each claim is also held against the highest MFU that any run of the file measured on
-// the same GPU at the same peak: a best plan above it claims more than anyone measured.
-void run_planner_regret(const std::vector<PublishedRun>& runs, std::vector<RejectedRun> rejected,
-                        const ValidateOptions& options) {
-  struct Row {
-    const PublishedRun* run;
-    Json json;
-    std::vector<std::string> cells;
-    double regret;
-    double best_mfu;
-    std::string gpu_key;  // GPU and peak: MFUs compare only against the same peak
-    std::string why;
-  };
-  std::vector<Row> rows;
-  // The highest MFU measured (reference times) on each GPU and peak in the file.
-  std::map<std::string, std::pair<double, std::string>> highest_measured_mfu;
-  int within = 0;
-  int within_same = 0;
-  for (const auto& run : runs) {
-    cost::StepEstimate published;
-    planner::SearchOptions search;
-    search.top_k = 1;
-    search.threads = options.threads;
-    planner::SearchResult r;
-    try {
-      published = cost::estimate_step(run.job);
-      r = planner::search_plans(run.job, search);
-    } catch (const Error& e) {
-      rejected.push_back({run.index, run.id, e.what()});
-      continue;
-    }
-    // MFUs compare against the same peak: fp16 and bf16 share the 16-bit tensor-core peak.
-    const GpuSpec& gpu = run.job.cluster.node.gpu;
-    const std::string gpu_key = gpu.name + " at " +
-                                fixed(gpu.computed_peak_tflops(run.job.training.precision), 0) +
-                                " TFLOP/s";
-    const double measured_mfu = published.mfu * published.step_time_s / run.reference_step_time_s;
-    auto& highest = highest_measured_mfu[gpu_key];
-    if (measured_mfu > highest.first) highest = {measured_mfu, run.id};
-    if (r.top.empty()) continue;
-    const auto& best = r.top.front();
-    // The published plan may lie outside our default space (or not fit our memory model);
-    // the best of the two is the reference.
-    const double best_s = std::min(best.estimate.step_time_s, published.step_time_s);
-    const double regret = published.step_time_s / best_s - 1.0;
-    planner::SearchOptions same = search;
-    same.fixes.recompute = run.job.plan.recompute;
-    same.fixes.zero_stage = run.job.plan.zero_stage;
-    same.fixes.sequence_parallel = run.job.plan.sequence_parallel;
-    same.fixes.cp = run.job.plan.cp;
-    same.fixes.ep = run.job.plan.ep;
-    const planner::SearchResult rs = planner::search_plans(run.job, same);
-    const double same_best_s =
-        rs.top.empty() ? published.step_time_s
-                       : std::min(rs.top.front().estimate.step_time_s, published.step_time_s);
-    const double same_regret = published.step_time_s / same_best_s - 1.0;
-    if (same_regret <= 0.10) ++within_same;
-    std::string why;
-    if (regret <= 0.10) {
-      ++within;
-    } else {
-      Job best_job = run.job;
-      best_job.plan = best.plan;
-      why = compare_plans(ReportPlan{"best plan", "search", best_job, best.estimate, 1},
-                          ReportPlan{"published plan", "job", run.job, published, 2});
-    }
-    Json json = {{"id", run.id},
-                 {"published_plan_step_time_s", published.step_time_s},
-                 {"best_plan_step_time_s", best.estimate.step_time_s},
-                 {"best_plan_mfu", best.estimate.mfu},
-                 {"regret", regret},
-                 {"same_features_regret", same_regret},
-                 {"published_plan_fits", published.memory.fits},
-                 {"best_plan", parallel_plan_to_json(best.plan)},
-                 {"why", why}};
-    const auto& p = best.plan;
-    std::vector<std::string> cells = {
-        run.id,
-        fixed(published.step_time_s, 3),
-        fixed(best.estimate.step_time_s, 3),
-        percent(regret),
-        "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp) +
-            " cp" + std::to_string(p.cp) + " ep" + std::to_string(p.ep) + " vpp" +
-            std::to_string(p.vpp) + " mbs" + std::to_string(p.micro_batch_size) + " " +
-            to_string(p.recompute) + " z" + std::to_string(p.zero_stage),
-        percent(same_regret)};
-    rows.push_back(
-        {&run, std::move(json), std::move(cells), regret, best.estimate.mfu, gpu_key, why});
-  }
+// "tp8 pp1 dp1 cp1 ep1 vpp1 mbs1 selective z1": every layout and feature key of a plan.
+std::string plan_keys(const ParallelPlan& p) {
+  return "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp) +
+         " cp" + std::to_string(p.cp) + " ep" + std::to_string(p.ep) + " vpp" +
+         std::to_string(p.vpp) + " mbs" + std::to_string(p.micro_batch_size) + " " +
+         to_string(p.recompute) + " z" + std::to_string(p.zero_stage);
+}
 
-  // A claimed improvement is within reach when its best plan's MFU is no higher than an MFU
-  // that some run of the file measured on the same GPU at the same peak.
+// The sentence behind a claim (tools/report/why.h): the best plan against the published one.
+std::string explain_claim(const planner::RunRegret& row, const Job& published_job) {
+  if (!row.is_claim()) return "";
+  Job best_job = published_job;
+  best_job.plan = row.best.plan;
+  return compare_plans(ReportPlan{"best plan", "search", best_job, row.best.estimate, 1},
+                       ReportPlan{"published plan", "job", published_job, row.published, 2});
+}
+
+// The JSON keys name the threshold: they must change with it.
+static_assert(planner::kRegretClaimThreshold == 0.10, "JSON keys say within_10_percent");
+
+Json regret_json(const planner::RunRegret& row, const PublishedRun& run) {
+  return {{"id", run.id},
+          {"published_plan_step_time_s", row.published.step_time_s},
+          {"best_plan_step_time_s", row.best.estimate.step_time_s},
+          {"best_plan_mfu", row.best.estimate.mfu},
+          {"regret", row.regret},
+          {"same_features_regret", row.same_features_regret},
+          {"published_plan_fits", row.published.memory.fits},
+          {"best_plan", parallel_plan_to_json(row.best.plan)},
+          {"why", explain_claim(row, run.job)},
+          {"highest_measured_mfu_same_gpu", row.highest_measured_mfu},
+          {"highest_measured_mfu_run", row.highest_measured_mfu_run}};
+}
+
+void print_regret_json(const planner::RegretSummary& summary, const std::vector<PublishedRun>& runs,
+                       const std::vector<RejectedRun>& rejected) {
   Json list = Json::array();
+  for (const auto& row : summary.runs) list.push_back(regret_json(row, runs[row.run_index]));
+  const double n = static_cast<double>(summary.runs.size());
+  print_json({{"runs", list},
+              {"within_10_percent", n == 0 ? 0.0 : summary.within_threshold / n},
+              {"same_features_within_10_percent",
+               n == 0 ? 0.0 : summary.same_features_within_threshold / n},
+              {"claims_above_10_percent", summary.claims},
+              {"claims_within_measured_mfu", summary.claims_within_measured_mfu},
+              {"rejected", rejected_json(rejected)}});
+}
+
+void print_regret_text(const planner::RegretSummary& summary,
+                       const std::vector<PublishedRun>& runs) {
+  const std::string threshold = percent(planner::kRegretClaimThreshold, 0);
   TextTable table({"run", "published s", "best s", "regret", "best plan", "same features"});
   std::vector<std::string> reasons;
-  int claims = 0;
-  int claims_within_reach = 0;
-  for (auto& row : rows) {
-    const auto& highest = highest_measured_mfu.at(row.gpu_key);
-    row.json["highest_measured_mfu_same_gpu"] = highest.first;
-    row.json["highest_measured_mfu_run"] = highest.second;
-    if (row.regret > 0.10) {
-      ++claims;
-      const bool reach = row.best_mfu <= highest.first;
-      claims_within_reach += reach;
-      char mfu[400];
-      std::snprintf(mfu, sizeof mfu,
-                    " Best plan MFU %.1f%%: %s the highest MFU measured on %s in this file, "
-                    "%.1f%% (%s).",
-                    100 * row.best_mfu, reach ? "within" : "ABOVE", row.gpu_key.c_str(),
-                    100 * highest.first, highest.second.c_str());
-      reasons.push_back(row.run->id + ": " + row.why + mfu);
-    }
-    table.add_row(row.cells);
-    list.push_back(std::move(row.json));
-  }
-  const double runs_n = static_cast<double>(list.size());
-  const double share = list.empty() ? 0.0 : static_cast<double>(within) / runs_n;
-  const double same_share = list.empty() ? 0.0 : static_cast<double>(within_same) / runs_n;
-  if (options.json) {
-    print_json({{"runs", list},
-                {"within_10_percent", share},
-                {"same_features_within_10_percent", same_share},
-                {"claims_above_10_percent", claims},
-                {"claims_within_measured_mfu", claims_within_reach},
-                {"rejected", rejected_json(rejected)}});
-    report_rejected(rejected, list.size(), options);
-    return;
+  for (const auto& row : summary.runs) {
+    const PublishedRun& run = runs[row.run_index];
+    table.add_row({run.id, fixed(row.published.step_time_s, 3),
+                   fixed(row.best.estimate.step_time_s, 3), percent(row.regret),
+                   plan_keys(row.best.plan), percent(row.same_features_regret)});
+    if (!row.is_claim()) continue;
+    char mfu[400];
+    std::snprintf(mfu, sizeof mfu,
+                  " Best plan MFU %.1f%%: %s the highest MFU measured on %s in this file, "
+                  "%.1f%% (%s).",
+                  100 * row.best.estimate.mfu, row.within_measured_mfu() ? "within" : "ABOVE",
+                  row.gpu_peak.c_str(), 100 * row.highest_measured_mfu,
+                  row.highest_measured_mfu_run.c_str());
+    reasons.push_back(run.id + ": " + explain_claim(row, run.job) + mfu);
   }
   std::fputs(table.render({1, 2, 3, 5}).c_str(), stdout);
   if (!reasons.empty()) {
-    std::printf("\nwhere we claim more than 10%% (the parts of the step behind it):\n");
+    std::printf("\nwhere we claim more than %s (the parts of the step behind it):\n",
+                threshold.c_str());
     for (const auto& line : reasons) std::printf("- %s\n", line.c_str());
   }
-  std::printf("\npublished plan within 10%% of our best plan in %d of %zu runs (%.0f%%)\n", within,
-              list.size(), 100 * share);
+  const std::size_t n = summary.runs.size();
+  auto share = [n](int count) { return n == 0 ? 0.0 : count / static_cast<double>(n); };
+  std::printf("\npublished plan within %s of our best plan in %d of %zu runs (%.0f%%)\n",
+              threshold.c_str(), summary.within_threshold, n,
+              100 * share(summary.within_threshold));
   std::printf(
       "with the published run's recompute, ZeRO stage, sp, cp and ep kept: %d of %zu (%.0f%%)\n",
-      within_same, list.size(), 100 * same_share);
-  if (claims > 0) {
+      summary.same_features_within_threshold, n,
+      100 * share(summary.same_features_within_threshold));
+  if (summary.claims > 0) {
     std::printf(
-        "claims of more than 10%% whose best plan runs at an MFU no higher than one measured on "
+        "claims of more than %s whose best plan runs at an MFU no higher than one measured on "
         "the same GPU and peak in this file: %d of %d\n",
-        claims_within_reach, claims);
+        threshold.c_str(), summary.claims_within_measured_mfu, summary.claims);
   }
   std::fflush(stdout);
-  report_rejected(rejected, list.size(), options);
 }
 
-void run_validate(const ValidateOptions& options) {
-  if (options.run) {
-    run_executor_validation(options);
-    return;
+// validate --planner: the published plans' regret against our search (planner/regret.h).
+void run_planner_regret(const std::vector<PublishedRun>& runs, std::vector<RejectedRun> rejected,
+                        const ValidateOptions& options) {
+  std::vector<planner::MeasuredRun> measured;
+  for (const auto& run : runs) measured.push_back({run.id, run.job, run.reference_step_time_s});
+  const planner::RegretSummary summary = planner::analyse_regret(measured, options.threads);
+  for (const auto& failed : summary.failed) {
+    rejected.push_back({runs[failed.run_index].index, runs[failed.run_index].id, failed.error});
   }
-  if (options.published.empty()) {
-    throw Error("validate needs --published FILE (e.g. tests/data/published_runs.json)");
+  if (options.json) {
+    print_regret_json(summary, runs, rejected);
+  } else {
+    print_regret_text(summary, runs);
   }
-  const PublishedRuns loaded = load_published_runs(options.published);
-  std::vector<RejectedRun> rejected = loaded.rejected;
-  for (const auto& run : loaded.runs) {
-    if (run.ignored_keys.empty()) continue;
-    std::string keys;
-    for (const auto& key : run.ignored_keys) keys += (keys.empty() ? "" : ", ") + key;
-    std::fprintf(stderr, "note: %s [%zu] %s: keys the format does not define, ignored: %s\n",
-                 options.published.c_str(), run.index, run.id.c_str(), keys.c_str());
-  }
-  if (options.planner) {
-    run_planner_regret(loaded.runs, rejected, options);
-    return;
-  }
-  const auto results = predict_runs(loaded.runs, rejected);
+  report_rejected(rejected, summary.runs.size(), options);
+}
+
+// Predicted vs reference step time (and memory where known) of every published run.
+void run_published_validation(const std::vector<PublishedRun>& runs,
+                              std::vector<RejectedRun> rejected, const ValidateOptions& options) {
+  const auto results = predict_runs(runs, rejected);
   std::vector<double> all, core, memory;
   // Every published plan ran, so a prediction that it does not fit is a memory-model error
   // (or a plan key the source left out, such as recomputation).
@@ -384,6 +319,29 @@ void run_validate(const ValidateOptions& options) {
   }
   std::fflush(stdout);
   report_rejected(rejected, results.size(), options);
+}
+
+void run_validate(const ValidateOptions& options) {
+  if (options.run) {
+    run_executor_validation(options);
+    return;
+  }
+  if (options.published.empty()) {
+    throw Error("validate needs --published FILE (e.g. tests/data/published_runs.json)");
+  }
+  const PublishedRuns loaded = load_published_runs(options.published);
+  for (const auto& run : loaded.runs) {
+    if (run.ignored_keys.empty()) continue;
+    std::string keys;
+    for (const auto& key : run.ignored_keys) keys += (keys.empty() ? "" : ", ") + key;
+    std::fprintf(stderr, "note: %s [%zu] %s: keys the format does not define, ignored: %s\n",
+                 options.published.c_str(), run.index, run.id.c_str(), keys.c_str());
+  }
+  if (options.planner) {
+    run_planner_regret(loaded.runs, loaded.rejected, options);
+  } else {
+    run_published_validation(loaded.runs, loaded.rejected, options);
+  }
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 # Installs the Debian packages parplan builds with (only what is missing). Needs root or sudo.
 # chromium (with a font) renders report.html in tests/tools/report_html_test.cpp.
 set -euo pipefail
-# clang and libclang-rt-14-dev (the libFuzzer and sanitizer runtimes) build the fuzzers.
-packages=(cmake g++ make clang-format nlohmann-json3-dev libeigen3-dev libcli11-dev libgtest-dev
+# clang and libclang-rt-14-dev (the libFuzzer and sanitizer runtimes) build the fuzzers;
+# python3 runs the source checks (tools/check_layering.py, tools/check_function_length.py).
+packages=(cmake g++ make clang-format python3 nlohmann-json3-dev libeigen3-dev libcli11-dev libgtest-dev
            libbenchmark-dev libopenmpi-dev openmpi-bin chromium fonts-dejavu-core clang libclang-rt-14-dev "$@")
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The test command (README, CI): installs what is missing, checks formatting, builds a Debug
-# ASan+UBSan tree and runs every test but the GPU ones (the bad-input corpus included), runs
-# the planner tests under ThreadSanitizer, replays the fuzz seeds and fuzzes each input
-# parser for 60 s (when clang is present), then (when nvcc exists) compiles the CUDA sources
-# without running them.
+# The test command (README, CI): installs what is missing, checks formatting, include layering
+# and function length (tools/check_*.py), builds a Debug ASan+UBSan tree and runs every test
+# but the GPU ones (the bad-input corpus included), runs the planner tests under
+# ThreadSanitizer, replays the fuzz seeds and fuzzes each input parser for 60 s (when clang is
+# present), then (when nvcc exists) compiles the CUDA sources without running them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
@@ -11,6 +11,10 @@ start=$(date +%s)
 
 echo "== clang-format check"
 git ls-files '*.h' '*.cpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
+
+echo "== source checks: include layering, function length"
+python3 tools/check_layering.py
+python3 tools/check_function_length.py
 
 echo "== build (Debug, address+undefined sanitizers)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_SANITIZE="address;undefined" \

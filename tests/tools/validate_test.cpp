@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "cli_test_util.h"
+#include "planner/regret.h"
 
 namespace parplan {
 namespace {
@@ -200,7 +201,7 @@ TEST(ValidatePublished, PlannerRegretExplainsLargeClaims) {
     // Keeping the published features searches a subset of the space: never a larger regret.
     EXPECT_LE(run["same_features_regret"].get<double>(), regret + 1e-12);
     const auto why = run["why"].get<std::string>();
-    if (regret > 0.10) {
+    if (regret > planner::kRegretClaimThreshold) {
       // The explanation names the breakdown part and the plan key behind the gain.
       EXPECT_NE(why.find("recompute"), std::string::npos) << why;
       EXPECT_NE(why.find("faster than"), std::string::npos) << why;

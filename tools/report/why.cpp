@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/units.h"
+#include "planner/plan_difference.h"
 #include "tools/cli_common.h"
 #include "tools/text_table.h"
 
@@ -12,36 +13,11 @@ namespace parplan::tools {
 
 namespace {
 
-// Plan keys whose values move each breakdown part (the cost model's inputs for that part).
-const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
-  static const std::map<std::string, std::vector<std::string>> keys = {
-      {"compute", {"tp", "cp", "ep", "micro_batch_size"}},
-      {"recompute", {"recompute"}},
-      {"tp_comm", {"tp", "sequence_parallel"}},
-      {"cp_comm", {"cp"}},
-      {"ep_comm", {"ep"}},
-      {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
-      {"dp_comm", {"dp", "zero_stage"}},
-      {"fsdp_comm", {"zero_stage", "dp"}},
-      {"optimizer", {"zero_stage", "dp"}},
-  };
-  return keys;
-}
-
-std::string key_value(const ReportPlan& plan, const std::string& key) {
-  if (key == "micro-batches") return std::to_string(plan.estimate.num_micro_batches);
-  const Json value = parallel_plan_to_json(plan.job.plan).value(key, Json());
-  return value.is_string() ? value.get<std::string>() : value.dump();
-}
-
-// "(vpp 5 vs 1, micro-batches 8 vs 16)" for the keys behind `part` that differ.
-std::string differing_keys(const ReportPlan& a, const ReportPlan& b, const std::string& part) {
+// " (vpp 5 vs 1, micro-batches 8 vs 16)": the keys behind a part that differ.
+std::string key_list(const std::vector<planner::KeyDifference>& keys) {
   std::string out;
-  for (const auto& key : keys_behind_part().at(part)) {
-    const std::string va = key_value(a, key);
-    const std::string vb = key_value(b, key);
-    if (va == vb) continue;
-    out += (out.empty() ? "" : ", ") + key + " " + va + " vs " + vb;
+  for (const auto& k : keys) {
+    out += (out.empty() ? "" : ", ") + k.key + " " + k.value_a + " vs " + k.value_b;
   }
   return out.empty() ? "" : " (" + out + ")";
 }
@@ -69,23 +45,10 @@ std::string compare_plans(const ReportPlan& a, const ReportPlan& b) {
           human_seconds(eb.step_time_s) + " per step)";
   }
   // The breakdown parts that differ most, largest first.
-  std::vector<std::pair<std::string, double>> diffs;
-  const auto pa = ea.breakdown.named();
-  const auto pb = eb.breakdown.named();
-  for (std::size_t i = 0; i < pa.size(); ++i) {
-    const double d = pa[i].second - pb[i].second;
-    if (std::fabs(d) >= 0.005 * std::max(ea.step_time_s, eb.step_time_s) && d != 0) {
-      diffs.emplace_back(pa[i].first, d);
-    }
-  }
-  std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) {
-    return std::fabs(x.second) > std::fabs(y.second);
-  });
-  if (diffs.size() > 3) diffs.resize(3);
   std::string parts;
-  for (const auto& [name, d] : diffs) {
-    parts += (parts.empty() ? "" : ", ") + human_seconds(std::fabs(d)) +
-             (d < 0 ? " less " : " more ") + name + differing_keys(a, b, name);
+  for (const auto& d : planner::largest_part_differences(a.job, ea, b.job, eb)) {
+    parts += (parts.empty() ? "" : ", ") + human_seconds(std::fabs(d.a_minus_b_s)) +
+             (d.a_minus_b_s < 0 ? " less " : " more ") + d.part + key_list(d.keys);
   }
   if (!parts.empty()) out += ": " + parts;
   char memory[160];

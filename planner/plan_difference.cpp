@@ -1,0 +1,61 @@
+#include "planner/plan_difference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace parplan::planner {
+
+namespace {
+
+// Plan keys whose values move each breakdown part (the cost model's inputs for that part).
+const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"compute", {"tp", "cp", "ep", "micro_batch_size"}},
+      {"recompute", {"recompute"}},
+      {"tp_comm", {"tp", "sequence_parallel"}},
+      {"cp_comm", {"cp"}},
+      {"ep_comm", {"ep"}},
+      {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
+      {"dp_comm", {"dp", "zero_stage"}},
+      {"fsdp_comm", {"zero_stage", "dp"}},
+      {"optimizer", {"zero_stage", "dp"}},
+  };
+  return keys;
+}
+
+// A plan key's value as the plan's JSON writes it ("micro-batches": the estimate's count).
+std::string key_value(const Job& job, const cost::StepEstimate& estimate, const std::string& key) {
+  if (key == "micro-batches") return std::to_string(estimate.num_micro_batches);
+  const Json value = parallel_plan_to_json(job.plan).value(key, Json());
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+std::vector<PartDifference> largest_part_differences(const Job& job_a, const cost::StepEstimate& a,
+                                                     const Job& job_b, const cost::StepEstimate& b,
+                                                     std::size_t max_parts) {
+  std::vector<PartDifference> diffs;
+  const auto parts_a = a.breakdown.named();
+  const auto parts_b = b.breakdown.named();
+  const double noise_s = 0.005 * std::max(a.step_time_s, b.step_time_s);
+  for (std::size_t i = 0; i < parts_a.size(); ++i) {
+    const double d = parts_a[i].second - parts_b[i].second;
+    if (d != 0 && std::fabs(d) >= noise_s) diffs.push_back({parts_a[i].first, d, {}});
+  }
+  std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) {
+    return std::fabs(x.a_minus_b_s) > std::fabs(y.a_minus_b_s);
+  });
+  if (diffs.size() > max_parts) diffs.resize(max_parts);
+  for (auto& diff : diffs) {
+    for (const auto& key : keys_behind_part().at(diff.part)) {
+      std::string va = key_value(job_a, a, key);
+      std::string vb = key_value(job_b, b, key);
+      if (va != vb) diff.keys.push_back({key, std::move(va), std::move(vb)});
+    }
+  }
+  return diffs;
+}
+
+}  // namespace parplan::planner

@@ -1,0 +1,49 @@
+// planner::largest_part_differences: the parts two plans differ in, largest first, each with
+// the plan keys behind it whose values differ.
+#include "planner/plan_difference.h"
+
+#include <gtest/gtest.h>
+
+namespace parplan::planner {
+namespace {
+
+Job job_with_plan(const std::string& plan) {
+  const std::string text =
+      R"({"model": {"name": "gpt-16l", "num_layers": 16, "hidden_size": 2048,
+                    "num_attention_heads": 16, "vocab_size": 32000},
+          "cluster": {"node": "dgx-h100", "num_nodes": 1},
+          "training": {"global_batch_size": 16, "seq_length": 2048},
+          "plan": )" +
+      plan + "}";
+  return parse_job(parse_json(text, "job.json"), "job.json", "", PlanCheck::Enforce);
+}
+
+TEST(PlanDifference, SamePlanDiffersInNothing) {
+  const Job job = job_with_plan(R"({"tp": 2, "pp": 1, "dp": 4})");
+  const auto estimate = cost::estimate_step(job);
+  EXPECT_TRUE(largest_part_differences(job, estimate, job, estimate).empty());
+}
+
+TEST(PlanDifference, PartsComeLargestFirstWithTheKeysBehindThem) {
+  const Job dp8 = job_with_plan(R"({"tp": 1, "pp": 1, "dp": 8, "micro_batch_size": 2})");
+  const Job pp8 = job_with_plan(R"({"tp": 1, "pp": 8, "dp": 1, "micro_batch_size": 2})");
+  const auto a = cost::estimate_step(dp8);
+  const auto b = cost::estimate_step(pp8);
+  const auto diffs = largest_part_differences(dp8, a, pp8, b);
+  ASSERT_FALSE(diffs.empty());
+  EXPECT_LE(diffs.size(), 3u);
+  for (std::size_t i = 1; i < diffs.size(); ++i) {
+    EXPECT_GE(std::abs(diffs[i - 1].a_minus_b_s), std::abs(diffs[i].a_minus_b_s));
+  }
+  // pp 8 with 8 micro-batches idles 7/15 of its step: the bubble leads, behind it pp 1 vs 8.
+  EXPECT_EQ(diffs.front().part, "pipeline_bubble");
+  EXPECT_LT(diffs.front().a_minus_b_s, 0.0);
+  ASSERT_FALSE(diffs.front().keys.empty());
+  EXPECT_EQ(diffs.front().keys.front().key, "pp");
+  EXPECT_EQ(diffs.front().keys.front().value_a, "1");
+  EXPECT_EQ(diffs.front().keys.front().value_b, "8");
+  EXPECT_EQ(largest_part_differences(dp8, a, pp8, b, 1).size(), 1u);
+}
+
+}  // namespace
+}  // namespace parplan::planner
