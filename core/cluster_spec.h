@@ -1,4 +1,4 @@
-// GpuSpec, NodeSpec and ClusterSpec: the hardware a job runs on (contract §1 "cluster").
+// GpuSpec, NodeSpec and ClusterSpec: the hardware a job runs on (docs/job_file.md#cluster).
 //
 // A node file (hardware_profiles/nodes/*.json, or an inline object) gives datasheet figures
 // and a few public measurements (max achievable matmul throughput, collective bus bandwidth).

@@ -1,5 +1,5 @@
-// Job: one training job as the job file describes it (contract §1): framework, model,
-// cluster, training and plan, loaded strictly with every default the contract states.
+// Job: one training job as the job file describes it (docs/job_file.md): framework,
+// model, cluster, training and plan, loaded strictly with every default that page states.
 // Relative model/node paths resolve against the job file's folder. Tested in
 // tests/core/job_test.cpp and the bad-input corpus (tests/bad_inputs/).
 #pragma once

@@ -1,5 +1,5 @@
 // ModelSpec: the transformer being trained, as the job file's "model" key describes it
-// (contract §1), with its derived sizes (parameter counts per layer and in total).
+// (docs/job_file.md#model), with its derived sizes (parameter counts per layer and in total).
 // Parameter counts follow Narayanan et al. 2021 (SC21) §5.1 for dense GPT layers; linear
 // biases are not counted (they are below 0.1% of any preset). Tested in
 // tests/core/model_spec_test.cpp against the published parameter counts of the presets.
@@ -87,7 +87,7 @@ struct ModelSpec {
   int64_t active_params(int64_t seq_length) const;
 };
 
-// Reads an inline model object (contract §1 "model"); `file`/`path` name it in errors.
+// Reads an inline model object (docs/job_file.md#model); `file`/`path` name it in errors.
 ModelSpec parse_model_spec(const Json& object, const std::string& file, const std::string& path);
 
 // Checks relations inside one model (query groups divide heads, MoE ranges, ...), every

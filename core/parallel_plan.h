@@ -1,4 +1,4 @@
-// ParallelPlan: how a job is split over GPUs (contract §1 "plan"), and the rules that make a
+// ParallelPlan: how a job is split over GPUs (docs/job_file.md#plan), and the rules that make a
 // plan valid for a model, a cluster and a training setup. check_plan() returns the first
 // violated rule as a value (the planner counts them by reason); the job loader turns it into
 // an InputError. Tested in tests/core/parallel_plan_test.cpp.
@@ -36,7 +36,7 @@ struct ParallelPlan {
   Recompute recompute = Recompute::None;
   int zero_stage = 0;
   ScheduleKind schedule = ScheduleKind::OneFOneB;
-  // Extensions (not in the contract's table; defaults keep the contract's meaning):
+  // Extensions (docs/job_file.md#plan-extensions; their defaults change nothing):
   std::string order = "tp-cp-ep-dp-pp";   // rank order, fastest-varying first (Megatron)
   std::vector<int64_t> layers_per_stage;  // explicit split over pp*vpp model chunks
   int64_t zero_shard_size = 0;            // hybrid sharding group; 0 = all of dp
@@ -88,8 +88,8 @@ std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan
 
 Json parallel_plan_to_json(const ParallelPlan& plan);
 
-// Defaults a framework applies to plan keys the job did not set (documented in README,
-// "Frameworks"): Megatron-Core recipes (NeMo, Megatron-Bridge) run the distributed optimizer
+// Defaults a framework applies to plan keys the job did not set (documented in
+// docs/frameworks.md): Megatron-Core recipes (NeMo, Megatron-Bridge) run the distributed optimizer
 // (zero_stage 1) and sequence parallelism whenever tp > 1; torchtitan shards with FSDP2
 // (zero_stage 3), applies sequence parallelism with tp and runs the local batch as one
 // micro-batch (pp micro-batches with pipelining); llm-foundry and MaxText shard fully

@@ -1,4 +1,4 @@
-// TrainingSpec: what one optimizer step processes (contract §1 "training").
+// TrainingSpec: what one optimizer step processes (docs/job_file.md#training).
 #pragma once
 
 #include <cstdint>

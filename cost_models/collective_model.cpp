@@ -10,7 +10,7 @@ namespace parplan::cost {
 namespace {
 
 // NVLink SHARP all-reduce pays off from 5 GPUs up and for messages past a few MiB
-// (shared/reference hardware_notes.md §3: "NVLS picked from 2 MiB up"; gains start at 5
+// (docs/sources/hardware_notes.md §3: "NVLS picked from 2 MiB up"; gains start at 5
 // GPUs on H100/H200).
 constexpr int64_t kNvlsMinRanks = 5;
 constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
@@ -25,7 +25,7 @@ const CollectiveFit* find_fit(const NodeSpec& node, Collective op, bool inter, i
   return fit;
 }
 
-// NCCL's ring latency (src/graph/tuning.cc, NCCL 2.30; shared/reference hardware_notes.md
+// NCCL's ring latency (src/graph/tuning.cc, NCCL 2.30; docs/sources/hardware_notes.md
 // §6): a base plus one hop latency per ring step, n - nodes steps inside nodes and nodes - 1
 // over the network, per protocol. Simple moves the full bus bandwidth, LL half of it with
 // shorter hops; NCCL takes the faster of the two (LL128 lies between them).
@@ -64,7 +64,7 @@ double intra_node_busbw_gbps(const NodeSpec& node, Collective op, int64_t ranks,
     case IntraFabric::Mesh: {
       // A ring uses one link per direction per GPU; RCCL runs rings over every peer link
       // at once, so bandwidth grows with the peers in the group (MI300X: 2 GPUs 47.7 GB/s,
-      // 8 GPUs 312.9 GB/s busbw, shared/reference §3).
+      // 8 GPUs 312.9 GB/s busbw, docs/sources/hardware_notes.md §3).
       const double peers = static_cast<double>(std::max<int64_t>(1, ranks - 1));
       return peers * intra.link_bandwidth_gbps * intra.busbw_efficiency;
     }

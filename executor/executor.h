@@ -69,7 +69,7 @@ void check_job_runnable(const Job& job, int world_size);
 // rank 0).
 RunReport run_job(const Job& job, const RunOptions& options, Comm& host);
 
-// The JSON of `parplan run --json` (contract §2 "run --json").
+// The JSON of `parplan run --json` (docs/commands.md#run, "run --json").
 Json run_report_to_json(const RunReport& report, const Job& job, const RunOptions& options);
 
 }  // namespace parplan::executor

@@ -27,7 +27,7 @@ struct PlanFixes {
 // InputError naming "--fix" for unknown keys or bad values.
 PlanFixes parse_fixes(const std::vector<std::string>& fixes);
 
-// Bounds of the default space (documented in README, "plan"); --fix can step outside them.
+// Bounds of the default space (docs/commands.md#plan); --fix can step outside them.
 struct SpaceLimits {
   int64_t max_tp_nodes = 2;  // tp spans at most this many nodes
   int64_t max_cp = 16;

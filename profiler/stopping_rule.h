@@ -1,10 +1,11 @@
-// The stopping rule of every measurement (nvbench style, see ../shared/docs/style-anchors.md
-// §3): untimed warm-up runs, then samples until a criterion is satisfied (relative noise
-// below a threshold after a minimum count and time) or a time budget ends; every sample is
-// kept and the result reports median, noise and count, and whether the criterion was met or
-// the budget ran out first (the caller warns). Decisions depend only on the sample values
-// handed in, never on a local clock, so ranks that agree on the values (max over ranks)
-// take the same decisions and stay in lockstep. Tested in tests/profiler/stopping_rule_test.cpp.
+// The stopping rule of every measurement (as NVIDIA/nvbench's stdrel_criterion: relative noise
+// below max-noise after min-time, with a timeout that warns instead of pretending): untimed warm-up
+// runs, then samples until a criterion is satisfied (relative noise below a threshold after a
+// minimum count and time) or a time budget ends; every sample is kept and the result reports
+// median, noise and count, and whether the criterion was met or the budget ran out first (the
+// caller warns). Decisions depend only on the sample values handed in, never on a local clock, so
+// ranks that agree on the values (max over ranks) take the same decisions and stay in lockstep.
+// Tested in tests/profiler/stopping_rule_test.cpp.
 #pragma once
 
 #include <cstdint>

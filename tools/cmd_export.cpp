@@ -24,7 +24,7 @@ void run_export(const ExportOptions& o) {
     job.plan = load_plan_file(o.plan, job);
     job.plan_given = true;
   } else if (!job.plan_given) {
-    // The contract's defaults must still make a valid plan to be launched.
+    // The default plan (docs/job_file.md#plan) must still be valid to be launched.
     if (auto violation = check_plan(job.model, job.cluster, job.training, job.plan)) {
       throw_plan_violation(*violation, o.job);
     }

@@ -164,7 +164,7 @@ void register_run(CLI::App& app) {
       "run",
       "Train the job's model for a few steps under its plan, for real, and measure it "
       "(launch with mpirun -np <the plan's GPU count>)");
-  cmd->add_option("--job", o->job, "Job file (JSON, see README)")->required();
+  cmd->add_option("--job", o->job, "Job file (JSON, see docs/job_file.md)")->required();
   cmd->add_option("--backend", o->backend, "cpu (Eigen + MPI) or cuda (cuBLAS + NCCL)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

@@ -76,7 +76,7 @@ void run_simulate(const SimulateOptions& options) {
 void register_simulate(CLI::App& app) {
   auto options = std::make_shared<SimulateOptions>();
   auto* cmd = app.add_subcommand("simulate", "Predict step time and memory of the job's plan");
-  cmd->add_option("--job", options->job, "Job file (JSON, see README)")->required();
+  cmd->add_option("--job", options->job, "Job file (JSON, see docs/job_file.md)")->required();
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->add_option(
       "--profile", options->profile,

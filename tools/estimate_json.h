@@ -1,6 +1,6 @@
 // JSON and text renderings of a step estimate, shared by simulate, plan, compare and
-// validate (the contract's simulate keys: step_time_s, tokens_per_s, tokens_per_s_per_gpu,
-// model_tflops_per_gpu, mfu, peak_memory_gib, fits, breakdown).
+// validate (simulate's documented keys, docs/commands.md#simulate: step_time_s, tokens_per_s,
+// tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, peak_memory_gib, fits, breakdown).
 #pragma once
 
 #include <string>

@@ -1,8 +1,8 @@
-// The published-runs validation set (../shared/validation/published_runs.json format): each
+// The published-runs validation set (format: docs/validation.md): each
 // entry a job plus its measured step time (and memory for some). Predicts every run and
 // summarises the errors (MAPE, median, p90) for the whole set and for the core subset
 // (runs without MoE, context parallelism or FSDP, the time-model issue's gate). An entry that
-// cannot be read or predicted (a node preset we lack, a value the contract does not allow) is
+// cannot be read or predicted (a node preset we lack, a value the job file does not allow) is
 // set aside with its error message instead of stopping the whole set.
 // Tested by tests/tools/validate_test.cpp (thresholds) on tests/data/published_runs.json.
 #pragma once

@@ -1,5 +1,6 @@
-// Error checks and launch helpers shared by the executor's CUDA sources (style anchors §8.8:
-// the failed call, file:line and the CUDA/cuBLAS message, thrown as parplan::Error).
+// Error checks and launch helpers shared by the executor's CUDA sources (as every
+// parplan error: the failed call, file:line and the CUDA/cuBLAS message, thrown as
+// parplan::Error).
 #pragma once
 
 #include <cublas_v2.h>

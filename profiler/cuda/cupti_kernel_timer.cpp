@@ -1,4 +1,4 @@
-// CUPTI Activity API kernel timer (../shared/reference/hardware_notes.md §7): records of kind
+// CUPTI Activity API kernel timer (docs/sources/hardware_notes.md §7): records of kind
 // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (KIND_KERNEL would serialise kernels) arrive in
 // buffers CUPTI requests and completes through two callbacks; stop() synchronises the stream
 // and forces a flush (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) so that every

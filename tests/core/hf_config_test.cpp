@@ -205,7 +205,7 @@ TEST(HfConfig, BadValuesNameTheKey) {
   EXPECT_THROW(import_hf_config(config, path), InputError);
 }
 
-// The job file's "model" may be the path of a config.json (contract §1 "model").
+// The job file's "model" may be the path of a config.json (docs/job_file.md#model).
 TEST(HfConfig, JobFileModelIsAConfigPath) {
   for (const auto& pair : kPairs) {
     SCOPED_TRACE(pair.dir);

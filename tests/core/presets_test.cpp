@@ -1,8 +1,8 @@
 // Checks the built-in presets: every node preset (hardware_profiles/nodes/*.json) parses with
-// a source on every figure and datasheet-sane values; `parplan nodes` lists the contract
-// presets; every model preset (tools/models/*.json) parses and its parameter count matches
-// the published one. Counts are ModelSpec::total_params / active_params (core/model_spec.cpp:
-// no linear biases, MLA and leading dense layers modelled).
+// a source on every figure and datasheet-sane values; `parplan nodes` lists the presets
+// every job file may name; every model preset (tools/models/*.json) parses and its parameter count
+// matches the published one. Counts are ModelSpec::total_params / active_params
+// (core/model_spec.cpp: no linear biases, MLA and leading dense layers modelled).
 #include "core/presets.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 namespace parplan {
 namespace {
 
-// Contract §1 "cluster": presets that must exist.
+// The presets docs/job_file.md#cluster promises: they must exist.
 const std::vector<std::string> kContractNodes = {"dgx-v100", "dgx-a100-40gb", "dgx-a100-80gb",
                                                  "dgx-h100", "dgx-h200",      "hgx-h800",
                                                  "dgx-b200", "gb200-nvl72"};
@@ -51,7 +51,7 @@ TEST(NodePresets, EveryPresetParsesWithEveryFigureSourced) {
 }
 
 // Ranges every preset must satisfy; they catch sparse-for-dense, bidirectional-for-per-
-// direction and bits-for-bytes mix-ups (shared/reference hardware_notes.md §0).
+// direction and bits-for-bytes mix-ups (docs/sources/hardware_notes.md §0).
 TEST(NodePresets, FiguresAreInDatasheetRanges) {
   for (const auto& name : node_preset_names()) {
     SCOPED_TRACE(name);

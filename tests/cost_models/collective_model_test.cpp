@@ -1,5 +1,5 @@
 // Collective costs against closed forms: NCCL's ring hop latencies for all-gather and
-// reduce-scatter over many nodes (src/graph/tuning.cc; shared/reference hardware_notes.md §6).
+// reduce-scatter over many nodes (src/graph/tuning.cc; docs/sources/hardware_notes.md §6).
 #include "cost_models/collective_model.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The executor's main correctness test (style anchors §8.6 "plan equivalence"): for tiny
+// The executor's main correctness test ("plan equivalence"): for tiny
 // GPTs, the losses of 3 training steps under a parallel plan equal those of one rank
 // running the same job, and so do the global gradient norms (kFp64Tolerance, kFp32Tolerance
 // below). Losses after the first step check the gradients, their synchronisation and the

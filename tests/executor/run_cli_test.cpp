@@ -1,6 +1,6 @@
-// `parplan run` end to end under mpirun: the contract's JSON keys, the Chrome trace, the
-// errors every rank finds alike (printed once), and failures during a run: a rank that
-// throws, a rank killed with SIGKILL and a stalled rank (watchdog) all end every rank with a
+// `parplan run` end to end under mpirun: the documented JSON keys (docs/commands.md#run), the
+// Chrome trace, the errors every rank finds alike (printed once), and failures during a run: a rank
+// that throws, a rank killed with SIGKILL and a stalled rank (watchdog) all end every rank with a
 // non-zero exit within 30 s and a message naming the rank.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -63,7 +63,8 @@ struct Result {
   std::string out, err;
 };
 
-// OpenMPI's own allocations look like leaks to LeakSanitizer (style anchors §8.7), so
+// OpenMPI's own allocations look like leaks to LeakSanitizer (tests/tools/cli_test_util.h,
+// kMpiRankAsanOptions), so
 // sanitizer builds of parplan run with leak detection off, as the mpi tests do.
 std::string mpirun(int np, const std::string& args, const std::string& env_flags = "") {
   return std::string(PARPLAN_MPIEXEC) + " -np " + std::to_string(np) +

@@ -1,5 +1,5 @@
 // `parplan profile` end to end on one process (no mpirun: MPI singleton or no MPI): a quick
-// CPU profile is written, valid and summarised; bad options fail with the contract's exit
+// CPU profile is written, valid and summarised; bad options fail with the documented exit
 // codes and clear messages; --backend cuda in a build without CUDA is a clear error.
 #include <gtest/gtest.h>
 #include <sys/wait.h>

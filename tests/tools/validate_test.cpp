@@ -151,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          TableGate{"nemo_2407_h100.json", 10, 0.027, 0.05},
                                          TableGate{"mbridge_2511.json", 16, 0.17, 0.50},
                                          // Blackwell in early NeMo 2 containers: every row slower
-                                         // than predicted (README, "Validation").
+                                         // than predicted (docs/validation.md).
                                          TableGate{"nemo_2502.json", 8, 0.135, 0.25},
                                          TableGate{"nemo_2504.json", 7, 0.135, 0.22},
                                          TableGate{"megascale_2402.json", 8, 0.05, 0.09}),

@@ -35,7 +35,7 @@ std::string header(const Job& job, std::string_view format_title, std::string_vi
                     std::to_string(job.cluster.num_nodes) + " x " + job.cluster.node.name + ")\n";
   out += "# plan: " + plan_summary(job.plan) + " (schedule " + to_string(job.plan.schedule) +
          ", order " + job.plan.order + ")";
-  if (!job.plan_given) out += "; the job file has no plan, so the contract's defaults are used";
+  if (!job.plan_given) out += "; the job file has no plan, so the default plan is used";
   out += "\n# names: " + std::string(sources) + "\n";
   if (job.framework != Framework::MegatronCore && job.framework != Framework::MegatronLm &&
       job.framework != Framework::Torchtitan) {
