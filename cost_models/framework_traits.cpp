@@ -1,44 +1,8 @@
 #include "cost_models/framework_traits.h"
 
+#include "core/frameworks/mixed_precision.h"
+
 namespace parplan::cost {
-
-namespace {
-
-// Megatron-style mixed precision (Megatron-LM docs/source/distrib_optimizer.md, "Data flow"
-// table): fp16 runs keep fp16 gradients and an fp32 copy inside the optimizer (2 + 2 + 16
-// = 20 bytes/param); bf16 runs accumulate gradients in fp32 (2 + 4 + 12 = 18 bytes/param).
-void megatron_mixed_precision(FrameworkTraits& t, Precision precision) {
-  if (precision == Precision::Fp16) {
-    t.weight_bytes = 2;
-    t.grad_bytes = 2;
-    t.optimizer_bytes = 16;
-    t.grad_reduce_bytes = 2;
-  } else if (precision == Precision::Fp32) {
-    t.weight_bytes = 4;
-    t.grad_bytes = 4;
-    t.optimizer_bytes = 8;
-    t.grad_reduce_bytes = 4;
-  } else {
-    t.weight_bytes = 2;
-    t.grad_bytes = 4;
-    t.optimizer_bytes = 12;
-    t.grad_reduce_bytes = 4;
-  }
-}
-
-// FSDP-style mixed precision (torchtitan, llm-foundry, MaxText): sharded fp32 parameters,
-// fp32 gradients and Adam moments (4 + 4 + 8 = 16 bytes/param, all sharded); 16-bit copies
-// exist only while a layer is gathered.
-void fsdp_mixed_precision(FrameworkTraits& t) {
-  t.weight_bytes = 4;
-  t.grad_bytes = 4;
-  t.optimizer_bytes = 8;
-  t.grad_reduce_bytes = 4;
-  // The fused step updates the fp32 parameters in place: no 16-bit copy to write.
-  t.optimizer_step_bytes_per_param = kFusedAdamStepBytesPerParam - 2;
-}
-
-}  // namespace
 
 bool fp8_recipe_is_mxfp8(const GpuSpec& gpu) { return gpu.architecture == "blackwell"; }
 
