@@ -1,7 +1,8 @@
-// The cost side of a training framework: framework_traits gives the FrameworkTraits
-// (core/frameworks/cost_traits.h) a framework implies for a training setup, and the helpers
-// that combine a trait with a cost-model type (the TP group's placement, the GPU).
-// Tested in tests/cost_models/framework_traits_test.cpp and step_model_test.cpp.
+// The cost side of a training framework: framework_traits looks up the FrameworkTraits a
+// framework implies for a training setup (core/frameworks/cost_traits.h, the values in
+// core/frameworks/<name>.cpp), and the helpers that combine a trait with a cost-model type
+// (the TP group's placement, the GPU). Tested in tests/cost_models/framework_traits_test.cpp
+// and step_model_test.cpp.
 #pragma once
 
 #include "core/cluster_spec.h"
@@ -19,6 +20,8 @@ namespace parplan::cost {
 // tp_comm_overlap for TP across nodes).
 bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group);
 
+// The framework's description's cost traits for this training setup (the plan does not
+// change them). O(1): a table lookup and a small struct, no allocation.
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& plan);
 

@@ -1,10 +1,10 @@
 // FrameworkTraits: what a training framework implies for cost, as plain data: which kernels
 // it runs (flash attention), which communication it overlaps with compute, how it stores
 // weights, gradients and optimizer state, and what memory it keeps beside the model. Each value
-// is a documented property of the software (cited here and where each framework sets it), the
+// is a documented property of the software (cited here and in core/frameworks/<name>.cpp), the
 // same for every run of that framework; none is fitted to a run. The cost models read them
 // through cost::framework_traits (cost_models/framework_traits.h). Tested in
-// tests/cost_models/framework_traits_test.cpp and step_model_test.cpp.
+// tests/core/frameworks_test.cpp and tests/cost_models/framework_traits_test.cpp.
 #pragma once
 
 namespace parplan {

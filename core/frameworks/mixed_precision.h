@@ -1,7 +1,7 @@
 // The two mixed-precision layouts the framework descriptions share: how many bytes per
 // parameter the weights, gradients and optimizer state take, and what goes over the wire.
 // Megatron-style (Megatron-LM, Megatron-Core, Megatron-DeepSpeed) and FSDP-style (torchtitan,
-// llm-foundry, MaxText). Tested in tests/cost_models/mixed_precision_memory_test.cpp.
+// llm-foundry, MaxText). Tested in tests/core/frameworks_test.cpp.
 #pragma once
 
 #include "core/cluster_spec.h"
