@@ -1,9 +1,7 @@
-// FrameworkTraits: what a training framework implies for cost, as plain data: which kernels
-// it runs (flash attention), which communication it overlaps with compute, how it stores
-// weights, gradients and optimizer state, and what memory it keeps beside the model. Each value
-// is a documented property of the software (cited here and in core/frameworks/<name>.cpp), the
-// same for every run of that framework; none is fitted to a run. The cost models read them
-// through cost::framework_traits (cost_models/framework_traits.h). Tested in
+// FrameworkTraits: what a training framework implies for cost, as plain data (kernels,
+// overlapped communication, bytes per parameter, memory beside the model). Each value is a
+// documented property of the software, cited here and in core/frameworks/<name>.cpp; none is
+// fitted to a run. The cost models read them through cost::framework_traits. Tested in
 // tests/core/frameworks_test.cpp and tests/cost_models/framework_traits_test.cpp.
 #pragma once
 

@@ -8,13 +8,15 @@
 //  2. Write core/frameworks/<name>.cpp, defining `extern constexpr FrameworkDescription k<Name>`
 //     in namespace parplan::frameworks (copy the closest framework's file: names, summary,
 //     sources, plan defaults, planner support, cost traits with their sources, export
-//     formats), and add the file to core/CMakeLists.txt.
+//     formats; core/frameworks/mixed_precision.h has the shared layouts), and add the file
+//     to core/CMakeLists.txt.
 //  3. In core/frameworks/registry.cpp, declare it and add it to kRegistry at its enum value's
 //     position.
 //  4. Describe it in docs/frameworks.md (and the README's framework tables).
-//  5. Run tests/core/frameworks_test.cpp (registry, names, defaults vs. planner support,
-//     bytes per parameter) and tests/planner/framework_support_test.cpp; add a test of a
-//     property the new framework has that the others lack.
+//  5. Build and run `ctest -L unit`: tests/core/frameworks_test.cpp (registry, names and
+//     aliases, bytes per parameter), tests/planner/framework_support_test.cpp (the planner
+//     against the description, plan defaults it can propose) and tests/tools/export_test.cpp
+//     (export formats); add a test of a property the new framework has that the others lack.
 #pragma once
 
 #include <span>
