@@ -1,44 +1,51 @@
 #include "core/framework.h"
 
-#include <array>
-#include <utility>
+#include <algorithm>
+#include <string>
+
+#include "core/frameworks/registry.h"
 
 namespace parplan {
 
-namespace {
-constexpr std::array<std::pair<Framework, const char*>, 9> kNames = {{
-    {Framework::MegatronCore, "megatron-core"},
-    {Framework::MegatronLm, "megatron-lm"},
-    {Framework::MegatronDeepspeed, "megatron-deepspeed"},
-    {Framework::Deepspeed, "deepspeed"},
-    {Framework::Torchtitan, "torchtitan"},
-    {Framework::LlmFoundry, "llm-foundry"},
-    {Framework::Maxtext, "maxtext"},
-    {Framework::Other, "other"},
-    {Framework::Parplan, "parplan"},
-}};
-}  // namespace
-
-const char* to_string(Framework framework) {
-  for (const auto& [value, name] : kNames) {
-    if (value == framework) return name;
-  }
-  return "other";
-}
+const char* to_string(Framework framework) { return framework_info(framework).name; }
 
 std::optional<Framework> parse_framework(std::string_view text) {
-  for (const auto& [value, name] : kNames) {
-    if (text == name) return value;
+  for (const FrameworkDescription* description : all_frameworks()) {
+    const auto& aliases = description->aliases;
+    if (text == description->name ||
+        std::find(aliases.begin(), aliases.end(), text) != aliases.end()) {
+      return description->framework;
+    }
   }
-  // Accepted aliases: the frameworks built on Megatron-Core.
-  if (text == "nemo" || text == "megatron-bridge") return Framework::MegatronCore;
   return std::nullopt;
 }
 
+namespace {
+
+// "\"megatron-core\" (also \"nemo\", \"megatron-bridge\"), ..., \"parplan\" (parplan's own
+// executor)": each name, with its aliases and its choice note in parentheses.
+std::string list_choices() {
+  std::string out;
+  for (const FrameworkDescription* description : all_frameworks()) {
+    if (!out.empty()) out += ", ";
+    out += "\"" + std::string(description->name) + "\"";
+    std::string note;
+    for (std::string_view alias : description->aliases) {
+      note += (note.empty() ? "also \"" : ", \"") + std::string(alias) + "\"";
+    }
+    if (*description->choice_note != '\0') {
+      note += (note.empty() ? "" : "; ") + std::string(description->choice_note);
+    }
+    if (!note.empty()) out += " (" + note + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
 const char* framework_choices() {
-  return "\"megatron-core\" (also \"nemo\", \"megatron-bridge\"), \"megatron-lm\", "
-         "\"megatron-deepspeed\", \"deepspeed\", \"torchtitan\", \"llm-foundry\", \"maxtext\", "
-         "\"other\", \"parplan\" (parplan's own executor)";
+  static const std::string choices = list_choices();
+  return choices.c_str();
 }
 
 }  // namespace parplan

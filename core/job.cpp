@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/check.h"
+#include "core/frameworks/plan_defaults.h"
 #include "core/hardware_profile.h"
 #include "core/hf_config.h"
 #include "core/presets.h"

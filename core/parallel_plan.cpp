@@ -46,60 +46,6 @@ bool ParallelPlan::was_given(std::string_view key) const {
   return std::find(given_keys.begin(), given_keys.end(), key) != given_keys.end();
 }
 
-void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
-                                   const TrainingSpec& training) {
-  // Whether the framework may fill `key`; records the keys it fills.
-  auto fills = [&plan](const char* key) {
-    if (plan.was_given(key)) return false;
-    plan.framework_default_keys.emplace_back(key);
-    return true;
-  };
-  const bool tp_split = plan.tp > 1;
-  switch (framework) {
-    case Framework::MegatronCore:
-      if (fills("zero_stage")) plan.zero_stage = 1;
-      if (fills("sequence_parallel")) plan.sequence_parallel = tp_split;
-      break;
-    case Framework::Torchtitan:
-      if (fills("zero_stage")) plan.zero_stage = 3;
-      if (fills("sequence_parallel")) plan.sequence_parallel = tp_split;
-      // torchtitan runs the local batch as one micro-batch, or splits it into
-      // pipeline_parallel_microbatches = pp micro-batches when pipelining.
-      if (!plan.was_given("micro_batch_size")) {
-        const int64_t local = training.global_batch_size / std::max<int64_t>(1, plan.dp);
-        const int64_t split = plan.pp > 1 ? plan.pp : 1;
-        if (local >= split && local % split == 0 && fills("micro_batch_size")) {
-          plan.micro_batch_size = local / split;
-        }
-      }
-      break;
-    case Framework::LlmFoundry:
-    case Framework::Maxtext:
-      if (fills("zero_stage")) plan.zero_stage = 3;
-      break;
-    case Framework::MegatronLm:
-      // Megatron-LM v1 (2019-2020, no pipeline parallelism) ran each GPU's batch in one pass;
-      // from v2 (pipelining) one sequence per micro-batch is the usual setting.
-      if (!plan.was_given("micro_batch_size") && plan.pp == 1) {
-        const int64_t local = training.global_batch_size / std::max<int64_t>(1, plan.dp);
-        if (local >= 1 && fills("micro_batch_size")) plan.micro_batch_size = local;
-      }
-      break;
-    case Framework::MegatronDeepspeed:
-      // Megatron-DeepSpeed's GPT pretraining scripts checkpoint every layer's activations
-      // and run DeepSpeed's ZeRO stage 1 (examples_deepspeed/rebase/ds_pretrain_gpt_1.3B.sh:
-      // activation_checkpoint="true" -> --checkpoint-activations, zero_stage=1); BLOOM-176B
-      // trained the same way.
-      if (fills("recompute")) plan.recompute = Recompute::Full;
-      if (fills("zero_stage")) plan.zero_stage = 1;
-      break;
-    case Framework::Deepspeed:
-    case Framework::Other:
-    case Framework::Parplan:
-      break;
-  }
-}
-
 ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
                                  const std::string& path, int64_t num_gpus, bool lenient_dp) {
   JsonReader in(object, file, path);

@@ -11,7 +11,6 @@
 
 #include "core/checked_int.h"
 #include "core/cluster_spec.h"
-#include "core/framework.h"
 #include "core/json_input.h"
 #include "core/model_spec.h"
 #include "core/training_spec.h"
@@ -43,7 +42,8 @@ struct ParallelPlan {
   // Keys the job file set explicitly; the others may take the framework's defaults.
   std::vector<std::string> given_keys;
   bool was_given(std::string_view key) const;
-  // Keys apply_framework_plan_defaults filled because the job left them out (for reports).
+  // Keys the framework filled because the job left them out (for reports; see
+  // apply_framework_plan_defaults in core/frameworks/plan_defaults.h).
   std::vector<std::string> framework_default_keys;
 
   // Saturate at INT64_MAX instead of overflowing (a plan may hold any accepted degrees).
@@ -87,15 +87,5 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
 std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan& plan);
 
 Json parallel_plan_to_json(const ParallelPlan& plan);
-
-// Defaults a framework applies to plan keys the job did not set (documented in
-// docs/frameworks.md): Megatron-Core recipes (NeMo, Megatron-Bridge) run the distributed optimizer
-// (zero_stage 1) and sequence parallelism whenever tp > 1; torchtitan shards with FSDP2
-// (zero_stage 3), applies sequence parallelism with tp and runs the local batch as one
-// micro-batch (pp micro-batches with pipelining); llm-foundry and MaxText shard fully
-// (zero_stage 3); Megatron-DeepSpeed's scripts recompute every layer (recompute full) under
-// ZeRO stage 1; Megatron-LM without pipelining runs the local batch in one pass (v1).
-void apply_framework_plan_defaults(Framework framework, ParallelPlan& plan,
-                                   const TrainingSpec& training);
 
 }  // namespace parplan

@@ -1,139 +1,18 @@
-// What a training framework implies for cost: which kernels it runs (flash attention), which
-// communication it overlaps with compute, how it stores weights, gradients and optimizer
-// state, and what memory it keeps beside the model. Each value is a documented property of
-// the software (cited below), the same for every run of that framework; none is fitted to a
-// run. Tested in tests/cost_models/framework_traits_test.cpp and step_model_test.cpp.
+// The cost side of a training framework: framework_traits looks up the FrameworkTraits a
+// framework implies for a training setup (core/frameworks/cost_traits.h, the values in
+// core/frameworks/<name>.cpp), and the helpers that combine a trait with a cost-model type
+// (the TP group's placement, the GPU). Tested in tests/cost_models/framework_traits_test.cpp
+// and step_model_test.cpp.
 #pragma once
 
 #include "core/cluster_spec.h"
 #include "core/framework.h"
+#include "core/frameworks/cost_traits.h"
 #include "core/parallel_plan.h"
 #include "core/training_spec.h"
 #include "cost_models/group_placement.h"
 
 namespace parplan::cost {
-
-// A fused Adam step (Apex/TE FusedAdam, torch fused AdamW) per parameter: read the fp32
-// gradient (4), read and write the fp32 master weight (8) and both moments (16), write the
-// 16-bit weight copy (2), plus the gradient-norm read (4): 34 bytes.
-inline constexpr double kFusedAdamStepBytesPerParam = 34;
-
-struct FrameworkTraits {
-  // Kernels.
-  bool flash_attention = true;    // attention without the s^2 score matrix in memory
-  bool fused_elementwise = true;  // bias+activation, dropout+residual+norm fused kernels
-  // The flash-attention kernel is written for the GPU's own architecture (cuDNN / Transformer
-  // Engine fused attention, FlashAttention-3 on Hopper). FlashAttention-2-era kernels reach
-  // about half of that on Hopper and later (Shah et al. 2024, FlashAttention-3, §1: FA2
-  // "achieves only 35% utilization on H100" vs 75% for FA3).
-  bool attention_kernel_native = true;
-  // The flash-attention kernel follows FlashAttention-1's design (one thread block per
-  // (batch, head), more non-matmul work per block), which reaches 25-40% of A100's peak where
-  // FlashAttention-2 reaches 50-73% (Dao 2023, arXiv 2307.08691, §1). llm-foundry's
-  // attn_impl 'triton' (flash_attn_triton on triton_pre_mlir, the default of its benchmark
-  // scripts) is such a kernel.
-  bool attention_kernel_fa1_design = false;
-  // Whether the model's dropout layers exist in this software (GPT-style models keep them;
-  // parplan's executor has none).
-  bool model_dropout = true;
-  // Memory traffic of unfused (PyTorch eager) elementwise code relative to one fused kernel:
-  // RMSNorm as float/pow/mean/rsqrt/mul/type_as/mul passes (~36 vs 4 bytes per element),
-  // rotary embedding through complex views in fp32 (~20 vs 4), SwiGLU as silu then mul
-  // (10 vs 6). 1 = fused kernels.
-  double norm_traffic_factor = 1.0;
-  double rope_traffic_factor = 1.0;
-  double activation_traffic_factor = 1.0;
-  // Bandwidth of the framework's memory-bound kernels (norms, activations, casts, residual
-  // adds, rotary, softmax, cross entropy) as a fraction of the GPU's streaming (STREAM/copy)
-  // bandwidth, where no measured kernel of that kind is known. Such kernels reduce along rows,
-  // convert precisions, transpose (fp8 cast_transpose) and run at moderate sizes, so they stay
-  // below a copy: on H100, production kernels (torch.compile-generated Triton, Liger) move
-  // about 2.0 TB/s of model bytes where a copy and speed-of-light hand-written kernels reach
-  // 3.0 TB/s (Guo, Zadouri, Dao 2025, "Getting Memory-bound Kernels to Speed-of-Light",
-  // Dao-AILab/quack media/2025-07-10-membound-sol.md, "Memory throughput"): 2.0 / 3.0 ~ 0.7.
-  double memory_kernel_bandwidth_fraction = 0.7;
-  // Communication overlapped with compute.
-  bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
-  bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute
-  // FSDP's backward prefetch issues the next layer's all-gather only after the current
-  // layer's gradients are computed (PyTorch BackwardPrefetch.BACKWARD_POST: it "overlaps the
-  // current reduce-scatter and the next gradient computation"), so the backward gathers are
-  // exposed. Composer, under llm-foundry, defaults to it (fsdp_config backward_prefetch:
-  // 'BACKWARD_POST'); FSDP2 and DeepSpeed prefetch before the gradient computation.
-  bool fsdp_backward_prefetch_post = false;
-  bool tp_comm_overlap = false;  // tensor-parallel collectives hidden under GEMMs
-  // Backward input-gradient all-reduce overlapped with the weight-gradient GEMM
-  // (Megatron async_tensor_model_parallel_allreduce, 2021+).
-  bool tp_backward_overlap = true;
-  bool pp_scatter_gather = true;  // p2p sends 1/tp of the activation, all-gathered after
-  // The distributed optimizer all-gathers the updated parameters through the contiguous grad
-  // buffer, in the gradients' dtype (fp32 for bf16 training), rather than in a 16-bit param
-  // buffer (Megatron-LM before Megatron-Core, docs/distrib_optimizer.md: "The grad buffer is
-  // used for performing reduce-scatter and all-gather operations").
-  bool param_gather_in_grad_dtype = false;
-  // Pipeline sends and receives block the stage until the transfer is done, so every send is
-  // on the stage's own timeline (Megatron-LM's p2p_communication before Megatron-Core:
-  // batch_isend_irecv, then req.wait() and torch.cuda.synchronize() "to protect against race
-  // condition"; DeepSpeed's PipelineEngine sends with blocking dist.send). Megatron-Core
-  // overlaps them (overlap_p2p_comm); MegaScale measures the difference: +2.5 MFU points
-  // from pipeline overlap over Megatron-LM (Jiang et al. 2024, Table 3).
-  bool pipeline_p2p_blocking = false;
-  bool cp_shards_optimizer = true;  // distributed optimizer shards over dp*cp
-  // Bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md table; Rajbhandari et
-  // al. 2020 "ZeRO" §3 for DeepSpeed; torchtitan FSDP2 keeps fp32 sharded parameters).
-  double weight_bytes = 2;       // working copy of the weights
-  double grad_bytes = 4;         // gradient buffer
-  double optimizer_bytes = 12;   // master weights + Adam moments (+ fp32 grad copy for fp16)
-  double grad_reduce_bytes = 2;  // bytes per gradient element on the wire
-  // Memory traffic of the optimizer step per parameter (kFusedAdamStepBytesPerParam for a
-  // fused Adam kernel).
-  double optimizer_step_bytes_per_param = kFusedAdamStepBytesPerParam;
-  // A 16-bit .grad kept beside the fp32 gradient buffer for the whole step, bytes per
-  // parameter (DeepSpeed BF16_Optimizer under the pipeline engine: every micro-batch's bf16
-  // gradients are added into the full fp32 buffer with update_hp_grads(clear_lp_grads=False),
-  // so both copies stay allocated until the optimizer step).
-  double low_precision_grad_copy_bytes = 0;
-  // Memory traffic per parameter and micro-batch to add the 16-bit gradients of that
-  // micro-batch into an fp32 gradient buffer outside autograd (DeepSpeed BF16_Optimizer
-  // update_hp_grads after every micro-batch's backward: read 2 bytes, read and write 4).
-  double grad_accumulation_bytes_per_micro_batch = 0;
-  // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
-  // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
-  double fp8_weight_copy_bytes = 0;
-  // fp8 recipes with per-tensor scaling (delayed or current scaling) keep the parameters
-  // themselves in fp8 and all-gather them in fp8, so the fp8 value and the transpose Hopper's
-  // fp8 GEMMs read (1 + 1 bytes) replace the 16-bit weights and their copies (NeMo 2 /
-  // Megatron-Bridge mixed_precision.py: fp8_param_gather=True for the delayed and tensorwise
-  // recipes; False for Blackwell's MXFP8, which keeps 16-bit weights).
-  bool fp8_params = false;
-  // fp8 GEMMs save their fp8-cast inputs for the backward pass (Transformer Engine), so
-  // those activations take 1 byte instead of 2; torchao's Float8Linear keeps the 16-bit input.
-  bool fp8_saves_gemm_inputs = false;
-  // Bytes per logit element alive at the loss: 16-bit logits + an fp32 copy with the
-  // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's
-  // cross_entropy on logits.float(): 16-bit logits + fp32 copy + fp32 log-softmax (2 + 4 + 4).
-  double logits_bytes_per_element = 6;
-  // Selective recomputation means operator-level checkpointing (torchtitan "op" SAC: every
-  // other matmul output kept) rather than Megatron's attention-core recomputation.
-  bool operator_level_selective_recompute = false;
-  // With pipelining, FSDP keeps the stage's parameters gathered and its gradients unsharded
-  // across the micro-batches of a step (torchtitan: reshard_after_forward off and gradient
-  // sync deferred to the last micro-batch when PP is on), gathering and reduce-scattering
-  // once per step instead of once per micro-batch.
-  bool fsdp_unsharded_with_pp = false;
-  // Pipeline engines that keep send/receive buffers per in-flight micro-batch (DeepSpeed
-  // PipelineEngine pipe_buffers: the stage's input and output activations).
-  bool pipe_buffers_per_micro_batch = false;
-  // Framework memory beside the model (allocator reserve, workspaces, communication buffers).
-  double workspace_gib = 1.0;
-  // Fraction of the memory the allocator reserves for per-step tensors (activations,
-  // backward transients, logits) that is free but unusable at the peak. PyTorch's caching
-  // allocator splits cached blocks, and the irregular lifetimes of recomputation, pipelining
-  // and collectives leave about 15% of the reserved pool fragmented in LLM training (GMLake,
-  // Guo et al. ASPLOS 2024, arXiv 2401.08156: 15% on average, up to 33%, over eight LLMs on
-  // A100-80GB). Persistent buffers (weights, gradients, optimizer state) are allocated once.
-  double allocator_fragmentation = 0.15;
-};
 
 // Whether the framework's TP GEMM-communication overlap (userbuffers) applies to this TP
 // group: userbuffers exchange chunks through NVLink peer memory, so only a group inside one
@@ -141,6 +20,8 @@ struct FrameworkTraits {
 // tp_comm_overlap for TP across nodes).
 bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group);
 
+// The framework's description's cost traits for this training setup (the plan does not
+// change them). O(1): a table lookup and a small struct, no allocation.
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& plan);
 

@@ -1,8 +1,8 @@
-// Which plans a training framework can run, for the planner's default space: the parallel
-// dimensions, ZeRO stages, schedules and recomputation modes each framework implements
-// (documented in README, "Frameworks"). `simulate` still predicts any plan the user gives;
-// the planner only proposes plans the framework can launch.
-// Tested in tests/planner/plan_space_test.cpp.
+// Which plans a training framework can run, for the planner's default space: the rejection
+// tag of a plan its description's PlannerSupport (core/frameworks/planner_support.h, values in
+// core/frameworks/<name>.cpp) does not allow. `simulate` still predicts any plan the user
+// gives; the planner only proposes plans the framework can launch.
+// Tested in tests/planner/framework_support_test.cpp and plan_space_test.cpp.
 #pragma once
 
 #include <optional>
@@ -14,7 +14,7 @@
 namespace parplan::planner {
 
 // nullopt when the framework supports the plan, else a short reason tag
-// ("framework-no-cp", "framework-zero-stage", ...).
+// ("framework-no-cp", "framework-zero-stage", ...). O(1) lookup; allocates only the tag.
 std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& plan);
 
 }  // namespace parplan::planner

@@ -33,19 +33,5 @@ TEST(FrameworkTraits, MptUnderLlmFoundryKeepsNoDropoutMasks) {
   EXPECT_NEAR(with_masks - without, (4 * 2 + 1) * sbh, 1e-6 * with_masks);
 }
 
-// Pipeline sends block the sender in the pre-Megatron-Core codes and DeepSpeed's pipeline
-// engine, and are overlapped by Megatron-Core and torchtitan.
-TEST(FrameworkTraits, BlockingPipelineSendsFollowTheCode) {
-  const Job job = gpt_job("megatron-core");
-  auto blocking = [&](Framework f) {
-    return framework_traits(f, job.training, job.plan).pipeline_p2p_blocking;
-  };
-  EXPECT_TRUE(blocking(Framework::MegatronLm));
-  EXPECT_TRUE(blocking(Framework::MegatronDeepspeed));
-  EXPECT_TRUE(blocking(Framework::Deepspeed));
-  EXPECT_FALSE(blocking(Framework::MegatronCore));
-  EXPECT_FALSE(blocking(Framework::Torchtitan));
-}
-
 }  // namespace
 }  // namespace parplan::cost

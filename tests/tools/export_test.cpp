@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/frameworks/registry.h"
 #include "core/job.h"
 #include "tests/tools/test_support.h"
 #include "tools/export/launch_settings.h"
@@ -306,6 +307,29 @@ TEST(Export, KeysWithoutAnEquivalentBecomeComments) {
   const std::string sft = text("sft", ExportFormat::Nemo);
   EXPECT_EQ(sft.find("\ncheckpoint:"), std::string::npos) << sft;
   EXPECT_NE(sft.find("# checkpoint:"), std::string::npos) << sft;
+}
+
+// The export formats each framework description names are formats parplan writes; a job whose
+// framework no format launches is told that the settings are for another framework.
+TEST(Export, FrameworkDescriptionsNameRealFormatsAndOthersGetANote) {
+  std::set<std::string> named;
+  for (const FrameworkDescription* d : all_frameworks()) {
+    for (std::string_view format : d->export_formats) {
+      EXPECT_TRUE(tools::parse_export_format(format).has_value()) << d->name << ": " << format;
+      named.insert(std::string(format));
+    }
+  }
+  EXPECT_EQ(named, (std::set<std::string>{"megatron", "nemo", "torchtitan"}));
+
+  const std::string plan = R"("model": "llama3.1-8b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 1}, "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"tp": 1, "zero_stage": 1})";
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const Job job = job_from(R"({"framework": ")" + std::string(d->name) + R"(", )" + plan + "}");
+    const std::string text = tools::export_launch_settings(job, ExportFormat::Megatron);
+    const bool noted = text.find("# note: the job's framework is") != std::string::npos;
+    EXPECT_EQ(noted, d->export_formats.empty()) << d->name << "\n" << text;
+  }
 }
 
 TEST(Export, MoeLayerPatternIsRunLengthEncoded) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/frameworks/registry.h"
 #include "cost_models/memory_model.h"
 #include "tools/export/launch_settings.h"
 #include "tools/report/report_data.h"
@@ -37,8 +38,8 @@ std::string header(const Job& job, std::string_view format_title, std::string_vi
          ", order " + job.plan.order + ")";
   if (!job.plan_given) out += "; the job file has no plan, so the default plan is used";
   out += "\n# names: " + std::string(sources) + "\n";
-  if (job.framework != Framework::MegatronCore && job.framework != Framework::MegatronLm &&
-      job.framework != Framework::Torchtitan) {
+  // Frameworks no export format launches (core/frameworks/<name>.cpp, export_formats).
+  if (framework_info(job.framework).export_formats.empty()) {
     out += std::string("# note: the job's framework is ") + to_string(job.framework) +
            "; parplan's predictions assume that framework, not this one\n";
   }

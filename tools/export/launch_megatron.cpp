@@ -126,7 +126,7 @@ void batch_and_precision(const Job& job, Args& a) {
     case Precision::Fp8: {
       a.flag("--bf16");
       a.value("--fp8-format", "hybrid");
-      // The memory and time model's fp8 layout (cost_models/framework_traits.h, fp8_params):
+      // The memory and time model's fp8 layout (core/frameworks/cost_traits.h, fp8_params):
       // per-tensor scaling with fp8 parameters gathered in fp8 on Hopper; MXFP8 with 16-bit
       // parameters on Blackwell.
       const auto traits = cost::framework_traits(job.framework, t, p);

@@ -224,7 +224,7 @@ std::string export_nemo(const Job& job) {
       break;
     case Precision::Fp8:
       // Per-tensor delayed scaling with fp8 parameters on Hopper, MXFP8 on Blackwell (the
-      // memory model's fp8 layout, cost_models/framework_traits.h fp8_params).
+      // memory model's fp8 layout, core/frameworks/cost_traits.h fp8_params).
       text += cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)
                   ? "mixed_precision: bf16_with_mxfp8_mixed\n"
                   : "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\n";

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/check.h"
+#include "core/frameworks/plan_defaults.h"
 #include "planner/search.h"
 
 namespace parplan::tools {

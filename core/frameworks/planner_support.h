@@ -1,0 +1,44 @@
+// PlannerSupport: which plans a training framework can launch, as plain data: the parallel
+// dimensions, ZeRO stages, pipeline schedules and recomputation modes it implements. The
+// planner proposes only such plans (planner/framework_support.h turns this into its rejection
+// tags); `simulate` still predicts any plan the user gives. Each framework's values are in
+// core/frameworks/<name>.cpp. Tested in tests/planner/framework_support_test.cpp.
+#pragma once
+
+#include <initializer_list>
+
+#include "core/parallel_plan.h"
+
+namespace parplan {
+
+// A set of ZeRO stages (0-3), as bits.
+constexpr unsigned zero_stage_set(std::initializer_list<int> stages) {
+  unsigned bits = 0;
+  for (int stage : stages) bits |= 1u << stage;
+  return bits;
+}
+
+// A set of pipeline schedules, as bits.
+constexpr unsigned schedule_set(std::initializer_list<ScheduleKind> schedules) {
+  unsigned bits = 0;
+  for (ScheduleKind schedule : schedules) bits |= 1u << static_cast<int>(schedule);
+  return bits;
+}
+
+struct PlannerSupport {
+  // Parallel dimensions above 1 (sp: sequence parallelism; vpp: interleaved model chunks).
+  bool tp = true, pp = true, cp = true, ep = true, sp = true, vpp = true;
+  unsigned zero_stages = zero_stage_set({0, 1, 2, 3});
+  // Schedules of plans with pp > 1.
+  unsigned schedules =
+      schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved, ScheduleKind::Gpipe,
+                    ScheduleKind::ZeroBubble, ScheduleKind::DualPipe});
+  bool selective_recompute = true;
+
+  constexpr bool allows_zero_stage(int stage) const { return (zero_stages >> stage) & 1u; }
+  constexpr bool allows_schedule(ScheduleKind schedule) const {
+    return (schedules >> static_cast<int>(schedule)) & 1u;
+  }
+};
+
+}  // namespace parplan

@@ -1,0 +1,66 @@
+// torchtitan: PyTorch's reference trainer (FSDP2, DTensor tensor parallelism, pipeline
+// schedules, eager modules). The job's "framework": "torchtitan".
+// Listed in core/frameworks/registry.cpp; tested in tests/core/frameworks_test.cpp.
+#include "core/frameworks/framework_description.h"
+#include "core/frameworks/mixed_precision.h"
+
+namespace parplan::frameworks {
+
+namespace {
+constexpr std::string_view kExportFormats[] = {"torchtitan"};
+FrameworkTraits torchtitan_cost_traits(const TrainingSpec& training);
+}  // namespace
+
+extern constexpr FrameworkDescription kTorchtitan = {
+    .framework = Framework::Torchtitan,
+    .name = "torchtitan",
+    .summary =
+        "torchtitan: FSDP2, DTensor tensor parallelism, pipeline schedules, SDPA "
+        "attention, eager PyTorch modules",
+    .sources =
+        "torchtitan's job config defaults (pipeline_parallel_microbatches, compile off, "
+        "op-level selective checkpointing) and loss on .float() logits; PyTorch SDPA "
+        "flash backend (FlashAttention-2); PyTorch DTensor",
+    // FSDP2 sharding (ZeRO stage 3), sequence parallelism with tp, and the local batch as one
+    // micro-batch, or pipeline_parallel_microbatches = pp micro-batches when pipelining.
+    .plan_defaults = {.zero_stage = 3,
+                      .sequence_parallel_with_tp = true,
+                      .micro_batch_size = MicroBatchDefault::LocalBatchSplitOverPp},
+    // FSDP2 (or DDP), tp with sequence parallelism, pipeline schedules incl. zero bubble,
+    // context parallelism, expert parallelism.
+    .planner_support = {.zero_stages = zero_stage_set({0, 3}),
+                        .schedules =
+                            schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
+                                          ScheduleKind::Gpipe, ScheduleKind::ZeroBubble})},
+    .cost_traits = torchtitan_cost_traits,
+    .export_formats = kExportFormats,
+};
+
+namespace {
+
+// FSDP2, SDPA flash attention, operator-level selective checkpointing,
+// loss = cross_entropy(pred.flatten(0, 1).float(), labels).
+FrameworkTraits torchtitan_cost_traits(const TrainingSpec& /*training*/) {
+  FrameworkTraits t;
+  fsdp_mixed_precision(t);
+  t.pp_scatter_gather = false;
+  t.logits_bytes_per_element = 10;
+  t.operator_level_selective_recompute = true;
+  t.fsdp_unsharded_with_pp = true;
+  t.attention_kernel_native = false;  // PyTorch SDPA flash backend (FlashAttention-2)
+  // DTensor tensor parallelism over plain nn.Linear: autograd computes a linear's input
+  // and weight gradients in one node and only then runs the redistribution collective, so
+  // nothing hides the backward TP communication (Megatron's
+  // LinearWithGradAccumulationAndAsyncCommunication issues it before the weight-gradient
+  // GEMM); async TP is a separate opt-in (tp_comm_overlap).
+  t.tp_backward_overlap = false;
+  // Eager PyTorch modules (torch.compile is off by default in torchtitan).
+  t.norm_traffic_factor = 9.0;
+  t.rope_traffic_factor = 5.0;
+  t.activation_traffic_factor = 1.7;
+  return t;
+}
+
+}  // namespace
+
+}  // namespace parplan::frameworks

@@ -1,0 +1,135 @@
+// planner/framework_support against each framework's description (core/frameworks/): the
+// planner rejects exactly the plans the description's PlannerSupport forbids, with the tag of
+// the dimension it forbids, and never a plan the framework fills in by default.
+#include "planner/framework_support.h"
+
+#include <gtest/gtest.h>
+
+#include "core/frameworks/registry.h"
+
+namespace parplan::planner {
+namespace {
+
+// The lowest ZeRO stage the framework allows (every framework's list is non-empty).
+int lowest_zero_stage(const PlannerSupport& s) {
+  for (int stage = 0; stage <= 3; ++stage) {
+    if (s.allows_zero_stage(stage)) return stage;
+  }
+  ADD_FAILURE() << "no ZeRO stage allowed";
+  return 0;
+}
+
+// A plan that splits nothing: every framework runs it.
+ParallelPlan single_gpu_plan(const PlannerSupport& s) {
+  ParallelPlan p;
+  p.zero_stage = lowest_zero_stage(s);
+  return p;
+}
+
+// Whether the planner accepts `p`; a rejection must carry `tag`.
+void expect_verdict(const FrameworkDescription& d, const ParallelPlan& p, bool allowed,
+                    const std::string& tag) {
+  const auto reason = unsupported_by_framework(d.framework, p);
+  if (allowed) {
+    EXPECT_EQ(reason, std::nullopt) << d.name << ": " << tag;
+  } else {
+    EXPECT_EQ(reason, tag) << d.name;
+  }
+}
+
+TEST(FrameworkSupport, RejectsExactlyTheDimensionsTheDescriptionForbids) {
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    const ParallelPlan base = single_gpu_plan(s);
+    expect_verdict(*d, base, true, "single GPU");
+    ParallelPlan p = base;
+    p.tp = 2;
+    expect_verdict(*d, p, s.tp, "framework-no-tp");
+    p = base;
+    p.pp = 2;
+    expect_verdict(*d, p, s.pp, "framework-no-pp");
+    p = base;
+    p.cp = 2;
+    expect_verdict(*d, p, s.cp, "framework-no-cp");
+    p = base;
+    p.ep = 2;
+    expect_verdict(*d, p, s.ep, "framework-no-ep");
+    p = base;
+    p.sequence_parallel = true;
+    expect_verdict(*d, p, s.sp, "framework-no-sp");
+    p = base;
+    p.vpp = 2;
+    expect_verdict(*d, p, s.vpp, "framework-no-vpp");
+    p = base;
+    p.recompute = Recompute::Selective;
+    expect_verdict(*d, p, s.selective_recompute, "framework-recompute");
+    p.recompute = Recompute::Full;
+    expect_verdict(*d, p, true, "full recompute");
+  }
+}
+
+TEST(FrameworkSupport, RejectsExactlyTheZeroStagesAndSchedulesTheDescriptionForbids) {
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    ParallelPlan p = single_gpu_plan(s);
+    for (int stage = 0; stage <= 3; ++stage) {
+      p.zero_stage = stage;
+      expect_verdict(*d, p, s.allows_zero_stage(stage), "framework-zero-stage");
+    }
+    if (!s.pp) continue;
+    p = single_gpu_plan(s);
+    p.pp = 2;
+    for (ScheduleKind schedule :
+         {ScheduleKind::Gpipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
+          ScheduleKind::ZeroBubble, ScheduleKind::DualPipe}) {
+      p.schedule = schedule;
+      expect_verdict(*d, p, s.allows_schedule(schedule), "framework-schedule");
+    }
+  }
+}
+
+TEST(FrameworkSupport, APlanUsingEverythingTheFrameworkSupportsPasses) {
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    ParallelPlan p;
+    p.tp = s.tp ? 2 : 1;
+    p.pp = s.pp ? 2 : 1;
+    p.cp = s.cp ? 2 : 1;
+    p.ep = s.ep ? 2 : 1;
+    p.vpp = s.vpp && s.pp ? 2 : 1;
+    p.sequence_parallel = s.sp;
+    p.recompute = s.selective_recompute ? Recompute::Selective : Recompute::Full;
+    for (int stage = 3; stage >= 0; --stage) {
+      if (s.allows_zero_stage(stage)) {
+        p.zero_stage = stage;
+        break;
+      }
+    }
+    p.schedule = p.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    expect_verdict(*d, p, true, "everything supported");
+  }
+}
+
+// A default the planner can never propose would make the planner's best plan differ from
+// the plan the framework runs when the job leaves the key out.
+TEST(FrameworkSupport, EveryFrameworksPlanDefaultsAreProposable) {
+  TrainingSpec training;
+  training.global_batch_size = 64;
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    for (int64_t tp : {int64_t{1}, int64_t{2}}) {
+      for (int64_t pp : {int64_t{1}, int64_t{2}}) {
+        if ((tp > 1 && !s.tp) || (pp > 1 && !s.pp)) continue;
+        ParallelPlan p;
+        p.tp = tp;
+        p.pp = pp;
+        apply_framework_plan_defaults(d->framework, p, training);
+        EXPECT_EQ(unsupported_by_framework(d->framework, p), std::nullopt)
+            << d->name << " tp " << tp << " pp " << pp;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parplan::planner
