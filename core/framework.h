@@ -1,7 +1,7 @@
-// The training software a plan is meant for (contract §1 "framework"). Everything each one
-// implies (names, plan defaults, what the planner proposes, cost traits) is in its description,
-// core/frameworks/<name>.cpp, looked up through core/frameworks/registry.h.
-// Tested in tests/core/frameworks_test.cpp.
+// The training software a plan is meant for (the job key `framework`, docs/job_file.md). Everything
+// each one implies (names, plan defaults, what the planner proposes, cost traits) is in its
+// description, core/frameworks/<name>.cpp, looked up through core/frameworks/registry.h. Tested in
+// tests/core/frameworks_test.cpp.
 #pragma once
 
 #include <cstddef>

@@ -12,7 +12,7 @@
 //     to core/CMakeLists.txt.
 //  3. In core/frameworks/registry.cpp, declare it and add it to kRegistry at its enum value's
 //     position.
-//  4. Describe it in docs/frameworks.md (and the README's framework tables).
+//  4. Describe it in docs/frameworks.md (its section and the two tables).
 //  5. Build and run `ctest -L unit`: tests/core/frameworks_test.cpp (registry, names and
 //     aliases, bytes per parameter), tests/planner/framework_support_test.cpp (the planner
 //     against the description, plan defaults it can propose) and tests/tools/export_test.cpp
