@@ -317,68 +317,81 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
 
 namespace {
 
-// The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
-// tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
-LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hideable_extra,
-                     bool moe_layer) {
+// Widths, per tensor-parallel rank, that the attention's projections leave to the rest of
+// the layer.
+struct AttentionWidths {
+  double rotary = 0;  // query and key parts that rotary embedding rotates
+  // The tensor entering the attention's column-parallel GEMMs, where tensor parallelism
+  // gathers (sequence parallel) or all-reduces the input gradient (otherwise).
+  double entry = 0;
+};
+
+// Multi-latent attention projections (DeepSeek-V2 §2.1.2; Megatron-Core MLASelfAttention): the
+// down-projections to the latent ranks are replicated on every tensor-parallel rank, the
+// up-projections are column-parallel over the heads, each latent is RMS-normed, and only the
+// decoupled rope part of the query heads and the one shared rope key are rotated.
+AttentionWidths add_mla_projections(BlockTimes& blk, const Ops& ops, const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
-  const ParallelPlan& p = *ctx.plan;
-  const TrainingSpec& tr = *ctx.training;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(tr)};
-  const double t = static_cast<double>(p.tp);
+  const MlaSpec& mla = *m.mla;
+  const double t = static_cast<double>(ctx.plan->tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool sp = ctx.plan->sequence_parallel && ctx.plan->tp > 1;
+  const double heads = static_cast<double>(m.num_attention_heads) / t;
+  const double nope = static_cast<double>(mla.qk_nope_head_dim);
+  const double rope = static_cast<double>(mla.qk_rope_head_dim);
+  const double v = static_cast<double>(mla.v_head_dim);
+  const double q_rank = static_cast<double>(mla.q_lora_rank);
+  const double kv_rank = static_cast<double>(mla.kv_lora_rank);
+  // With sequence parallelism the replicated down-projections read this rank's sequence
+  // shard, and the latents are gathered after them ([s/tp, b, rank] outputs).
+  const double rows = sp ? T / t : T;
+  AttentionWidths widths;
+  if (mla.q_lora_rank > 0) {
+    add_linear(blk, "q down projection", ops, ctx, rows, q_rank, h);
+    add_linear(blk, "q up projection", ops, ctx, T, heads * (nope + rope), q_rank);
+    widths.entry = q_rank + kv_rank + rope;
+  } else {
+    add_linear(blk, "q projection", ops, ctx, T, heads * (nope + rope), h);
+    widths.entry = h + kv_rank + rope;
+  }
+  add_linear(blk, "kv down projection", ops, ctx, rows, kv_rank + rope, h);
+  add_linear(blk, "kv up projection", ops, ctx, T, heads * (nope + v), kv_rank);
+  add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * rows * (q_rank + kv_rank));
+  add_linear(blk, "attention output projection", ops, ctx, T, h, heads * v);
+  widths.rotary = heads * rope + rope;
+  return widths;
+}
+
+// The attention's projections: QKV and output (column- then row-parallel), or MLA's.
+AttentionWidths add_attention_projections(BlockTimes& blk, const Ops& ops, const CostContext& ctx) {
+  const ModelSpec& m = *ctx.model;
+  if (m.mla) return add_mla_projections(blk, ops, ctx);
+  const double t = static_cast<double>(ctx.plan->tp);
   const double T = ctx.tokens;
   const double h = static_cast<double>(m.hidden_size);
   const double qw = static_cast<double>(m.query_width());
   const double kvw = static_cast<double>(m.kv_width());
-  const double bpv = activation_bytes(tr.precision);
-  const bool sp = p.sequence_parallel && p.tp > 1;
-  const double rep = sp ? 1.0 / t : 1.0;  // norms/residuals run on T/t tokens with SP
-  const double mask = model_uses_dropout(m) && ctx.traits.model_dropout ? 1.0 : 0.0;
+  add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
+  add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
+  return {(qw + kvw) / t, h};
+}
 
-  BlockTimes blk = mlp;
-  // Width of the query and key parts that rotary embedding rotates, per tensor-parallel rank.
-  double rotary_width = (qw + kvw) / t;
-  // Width of the tensor entering the attention's column-parallel GEMMs, where tensor
-  // parallelism gathers (sequence parallel) or all-reduces the input gradient (otherwise).
-  double attention_entry_width = h;
-  if (m.mla) {
-    // Multi-latent attention (DeepSeek-V2 §2.1.2; Megatron-Core MLASelfAttention): the
-    // down-projections to the latent ranks are replicated on every tensor-parallel rank, the
-    // up-projections are column-parallel over the heads, each latent is RMS-normed, and only
-    // the decoupled rope part of the query heads and the one shared rope key are rotated.
-    const MlaSpec& mla = *m.mla;
-    const double heads = static_cast<double>(m.num_attention_heads) / t;
-    const double nope = static_cast<double>(mla.qk_nope_head_dim);
-    const double rope = static_cast<double>(mla.qk_rope_head_dim);
-    const double v = static_cast<double>(mla.v_head_dim);
-    const double q_rank = static_cast<double>(mla.q_lora_rank);
-    const double kv_rank = static_cast<double>(mla.kv_lora_rank);
-    // With sequence parallelism the replicated down-projections read this rank's sequence
-    // shard, and the latents are gathered after them ([s/tp, b, rank] outputs).
-    const double rows = sp ? T / t : T;
-    if (mla.q_lora_rank > 0) {
-      add_linear(blk, "q down projection", ops, ctx, rows, q_rank, h);
-      add_linear(blk, "q up projection", ops, ctx, T, heads * (nope + rope), q_rank);
-      attention_entry_width = q_rank + kv_rank + rope;
-    } else {
-      add_linear(blk, "q projection", ops, ctx, T, heads * (nope + rope), h);
-      attention_entry_width = h + kv_rank + rope;
-    }
-    add_linear(blk, "kv down projection", ops, ctx, rows, kv_rank + rope, h);
-    add_linear(blk, "kv up projection", ops, ctx, T, heads * (nope + v), kv_rank);
-    add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * rows * (q_rank + kv_rank));
-    add_linear(blk, "attention output projection", ops, ctx, T, h, heads * v);
-    rotary_width = heads * rope + rope;
-  } else {
-    // QKV and output projections (column- then row-parallel).
-    add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
-    add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
-  }
-  add_adapters(blk, ops, ctx, moe_layer);
-  // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
-  const FrameworkTraits& tr_ = ctx.traits;
+// Norms, rotary embedding, bias+dropout+residual (two of each per layer); norms and residuals
+// run on T/tp tokens with sequence parallelism.
+void add_layer_kernels(BlockTimes& blk, const Ops& ops, const CostContext& ctx,
+                       double rotary_width) {
+  const ModelSpec& m = *ctx.model;
+  const FrameworkTraits& traits = ctx.traits;
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool sp = ctx.plan->sequence_parallel && ctx.plan->tp > 1;
+  const double rep = sp ? 1.0 / static_cast<double>(ctx.plan->tp) : 1.0;
+  const double mask = model_uses_dropout(m) && traits.model_dropout ? 1.0 : 0.0;
   const bool rms = m.normalization == Normalization::RmsNorm;
-  const double norm_elements = tr_.norm_traffic_factor * bpv * T * h * rep;
+  const double norm_elements = traits.norm_traffic_factor * bpv * T * h * rep;
   for (const char* norm : {"norm 1", "norm 2"}) {
     add_kernel_op(blk, norm, ops, ctx, 2 * norm_elements, 3 * norm_elements,
                   rms ? "rmsnorm_forward" : "layernorm_forward",
@@ -386,95 +399,101 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   }
   if (m.position_embedding == PositionEmbedding::Rotary) {
     add_memory_op(blk, "rotary embedding", ops, ctx,
-                  tr_.rope_traffic_factor * 2 * bpv * T * rotary_width);
+                  traits.rope_traffic_factor * 2 * bpv * T * rotary_width);
   }
   add_kernel_op(blk, "residual (+dropout) after attention", ops, ctx,
                 (3 * bpv + mask) * T * h * rep,
                 kBackwardBytesFactor * (3 * bpv + mask) * T * h * rep, "add", "add");
   add_kernel_op(blk, "residual (+dropout) after MLP", ops, ctx, (3 * bpv + mask) * T * h * rep,
                 kBackwardBytesFactor * (3 * bpv + mask) * T * h * rep, "add", "add");
+}
 
-  const AttentionCore core = attention_core(ctx, ops);
-  record(ctx, ctx.traits.flash_attention || p.cp > 1 ? "attention (flash)" : "attention (unfused)",
-         "attention", core.executed_flops_forward, 0, core.forward, core.backward);
-  LayerTime out;
-  out.forward.compute = blk.forward_compute + core.forward;
-  out.backward.compute = blk.backward_compute + core.backward;
-  out.model_flops = blk.model_flops + 3 * core.model_flops_forward;
-  out.executed_flops = blk.executed_flops + 3 * core.executed_flops_forward;
-
-  // Tensor parallelism: two all-reduces of T x h per pass (Shoeybi et al. 2019), or with
-  // sequence parallelism an all-gather and a reduce-scatter of the same tensor each
-  // (Korthikanti et al. 2022 §4.2.2: same volume).
-  if (p.tp > 1) {
-    const double bytes = bpv * T * h;
-    const double entry_bytes = bpv * T * attention_entry_width;
-    const NodeSpec& node = *ctx.node;
-    auto cost = [&](Collective op, double size) {
-      return collective_cost(node, op, ctx.tp_group, size).time_s;
-    };
-    // Per half (attention, MLP): with sequence parallelism an all-gather into the column-
-    // parallel GEMMs and a reduce-scatter after the row-parallel one, in both passes; without
-    // it an all-reduce after the row-parallel GEMM forward and one of the input gradient at
-    // the column-parallel entry backward. A MoE layer with sequence parallelism hands its
-    // sequence-sharded input straight to the token dispatcher (its all-to-all and expert-TP
-    // gathers are expert communication, moe_layer_time), so only the attention half has the
-    // dense TP pair.
-    const double mlp_halves = moe_layer && sp ? 0.0 : 1.0;
-    double forward_comm = 0;
-    double backward_comm = 0;
-    double gather_entry = 0;  // sequence parallel: all-gather into the attention entry
-    double gather = 0;        // ... and into the MLP
-    if (sp) {
-      gather_entry = cost(Collective::AllGather, entry_bytes);
-      gather = cost(Collective::AllGather, bytes);
-      const double scatter = cost(Collective::ReduceScatter, bytes);
-      forward_comm = gather_entry + scatter + mlp_halves * (gather + scatter);
-      backward_comm = forward_comm;
-    } else {
-      forward_comm = (1.0 + mlp_halves) * cost(Collective::AllReduce, bytes);
-      backward_comm = cost(Collective::AllReduce, entry_bytes) +
-                      mlp_halves * cost(Collective::AllReduce, bytes);
-    }
-    const bool tp_overlap = tp_comm_overlap_applies(ctx.traits, ctx.tp_group);
-    if (tp_overlap) {
-      out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
-      out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
-    } else {
-      out.forward.tp_comm = forward_comm;
-      out.backward.tp_comm = ctx.traits.tp_backward_overlap
-                                 ? std::max(backward_comm - blk.backward_wgrad, 0.0)
-                                 : backward_comm;
-    }
-    // The hidden part still holds SMs away from the GEMMs it overlaps.
-    const double sm_share = comm_sm_fraction(ctx.node->gpu);
-    out.forward.compute += sm_share * std::max(forward_comm - out.forward.tp_comm, 0.0);
-    out.backward.compute += sm_share * std::max(backward_comm - out.backward.tp_comm, 0.0);
-    if (sp && !tp_overlap) {
-      // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
-      // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
-      const double regather = gather_entry + gather;
-      out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
-    }
+// Tensor parallelism: two all-reduces of T x h per pass (Shoeybi et al. 2019), or with
+// sequence parallelism an all-gather and a reduce-scatter of the same tensor each
+// (Korthikanti et al. 2022 §4.2.2: same volume); the exposed part goes to tp_comm, the SMs
+// the hidden part holds to compute.
+void add_tp_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& blk,
+                 double attention_entry_width, bool moe_layer) {
+  const ParallelPlan& p = *ctx.plan;
+  if (p.tp <= 1) return;
+  const double t = static_cast<double>(p.tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(ctx.model->hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool sp = p.sequence_parallel;
+  const double bytes = bpv * T * h;
+  const double entry_bytes = bpv * T * attention_entry_width;
+  auto cost = [&](Collective op, double size) {
+    return collective_cost(*ctx.node, op, ctx.tp_group, size).time_s;
+  };
+  // Per half (attention, MLP): with sequence parallelism an all-gather into the column-
+  // parallel GEMMs and a reduce-scatter after the row-parallel one, in both passes; without
+  // it an all-reduce after the row-parallel GEMM forward and one of the input gradient at
+  // the column-parallel entry backward. A MoE layer with sequence parallelism hands its
+  // sequence-sharded input straight to the token dispatcher (its all-to-all and expert-TP
+  // gathers are expert communication, moe_layer_time), so only the attention half has the
+  // dense TP pair.
+  const double mlp_halves = moe_layer && sp ? 0.0 : 1.0;
+  double forward_comm = 0;
+  double backward_comm = 0;
+  double gather_entry = 0;  // sequence parallel: all-gather into the attention entry
+  double gather = 0;        // ... and into the MLP
+  if (sp) {
+    gather_entry = cost(Collective::AllGather, entry_bytes);
+    gather = cost(Collective::AllGather, bytes);
+    const double scatter = cost(Collective::ReduceScatter, bytes);
+    forward_comm = gather_entry + scatter + mlp_halves * (gather + scatter);
+    backward_comm = forward_comm;
+  } else {
+    forward_comm = (1.0 + mlp_halves) * cost(Collective::AllReduce, bytes);
+    backward_comm =
+        cost(Collective::AllReduce, entry_bytes) + mlp_halves * cost(Collective::AllReduce, bytes);
   }
-
-  // Context parallelism: ring exchange of this rank's K and V (cp - 1 steps), each step
-  // overlapped with the attention of the previous block; the backward pass moves K, V and
-  // their gradients (Liu et al. 2023 Ring Attention; Megatron-Core CP).
-  if (p.cp > 1) {
-    const double cp = static_cast<double>(p.cp);
-    const double kv_bytes = 2 * bpv * T * kvw / t;
-    const double step =
-        collective_cost(*ctx.node, Collective::SendRecv, ctx.cp_group, kv_bytes).time_s;
-    out.forward.cp_comm = (cp - 1) * std::max(step - core.forward / cp, 0.0);
-    out.backward.cp_comm = (cp - 1) * std::max(2 * step - core.backward / cp, 0.0);
-    const double sm_share = comm_sm_fraction(ctx.node->gpu);
-    out.forward.compute += sm_share * ((cp - 1) * step - out.forward.cp_comm);
-    out.backward.compute += sm_share * ((cp - 1) * 2 * step - out.backward.cp_comm);
+  const bool tp_overlap = tp_comm_overlap_applies(ctx.traits, ctx.tp_group);
+  if (tp_overlap) {
+    out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm, t);
+    out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
+  } else {
+    out.forward.tp_comm = forward_comm;
+    out.backward.tp_comm = ctx.traits.tp_backward_overlap
+                               ? std::max(backward_comm - blk.backward_wgrad, 0.0)
+                               : backward_comm;
   }
+  // The hidden part still holds SMs away from the GEMMs it overlaps.
+  const double sm_share = comm_sm_fraction(ctx.node->gpu);
+  out.forward.compute += sm_share * std::max(forward_comm - out.forward.tp_comm, 0.0);
+  out.backward.compute += sm_share * std::max(backward_comm - out.backward.tp_comm, 0.0);
+  if (sp && !tp_overlap) {
+    // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
+    // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
+    const double regather = gather_entry + gather;
+    out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
+  }
+}
 
-  // Recomputation before the backward pass.
-  switch (p.recompute) {
+// Context parallelism: ring exchange of this rank's K and V (cp - 1 steps), each step
+// overlapped with the attention of the previous block; the backward pass moves K, V and
+// their gradients (Liu et al. 2023 Ring Attention; Megatron-Core CP).
+void add_cp_comm(LayerTime& out, const CostContext& ctx, const AttentionCore& core) {
+  const ParallelPlan& p = *ctx.plan;
+  if (p.cp <= 1) return;
+  const double cp = static_cast<double>(p.cp);
+  const double kv_bytes = 2 * activation_bytes(ctx.training->precision) * ctx.tokens *
+                          static_cast<double>(ctx.model->kv_width()) / static_cast<double>(p.tp);
+  const double step =
+      collective_cost(*ctx.node, Collective::SendRecv, ctx.cp_group, kv_bytes).time_s;
+  out.forward.cp_comm = (cp - 1) * std::max(step - core.forward / cp, 0.0);
+  out.backward.cp_comm = (cp - 1) * std::max(2 * step - core.backward / cp, 0.0);
+  const double sm_share = comm_sm_fraction(ctx.node->gpu);
+  out.forward.compute += sm_share * ((cp - 1) * step - out.forward.cp_comm);
+  out.backward.compute += sm_share * ((cp - 1) * 2 * step - out.backward.cp_comm);
+}
+
+// Recomputation before the backward pass: the whole forward (full), or the attention core and
+// what selective recomputation redoes.
+void add_recompute(LayerTime& out, const CostContext& ctx, const BlockTimes& blk,
+                   const AttentionCore& core) {
+  switch (ctx.plan->recompute) {
     case Recompute::Full:
       out.recompute = out.forward;
       out.executed_flops += out.model_flops / 3.0;
@@ -492,6 +511,30 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     case Recompute::None:
       break;
   }
+}
+
+// The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
+// tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
+LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, bool moe_layer) {
+  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  BlockTimes blk = mlp;
+  const AttentionWidths widths = add_attention_projections(blk, ops, ctx);
+  add_adapters(blk, ops, ctx, moe_layer);
+  add_layer_kernels(blk, ops, ctx, widths.rotary);
+
+  const AttentionCore core = attention_core(ctx, ops);
+  record(
+      ctx,
+      ctx.traits.flash_attention || ctx.plan->cp > 1 ? "attention (flash)" : "attention (unfused)",
+      "attention", core.executed_flops_forward, 0, core.forward, core.backward);
+  LayerTime out;
+  out.forward.compute = blk.forward_compute + core.forward;
+  out.backward.compute = blk.backward_compute + core.backward;
+  out.model_flops = blk.model_flops + 3 * core.model_flops_forward;
+  out.executed_flops = blk.executed_flops + 3 * core.executed_flops_forward;
+  add_tp_comm(out, ctx, blk, widths.entry, moe_layer);
+  add_cp_comm(out, ctx, core);
+  add_recompute(out, ctx, blk, core);
   return out;
 }
 
@@ -518,7 +561,7 @@ LayerTime dense_layer_time(const CostContext& ctx) {
                   swiglu ? "swiglu_forward" : "gelu_forward",
                   swiglu ? "swiglu_backward" : "gelu_backward");
   }
-  return layer_time(ctx, mlp, 0.0, false);
+  return layer_time(ctx, mlp, false);
 }
 
 LayerTime moe_layer_time(const CostContext& ctx) {
@@ -580,7 +623,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const double permuted_rows = 2 * dispatched * k + (local_experts > 1 ? 2 * expert_rows : 0.0);
   add_memory_op(mlp, "token permutation", ops, ctx, 2 * bpv * permuted_rows * h);
 
-  LayerTime out = layer_time(ctx, mlp, 0.0, true);
+  LayerTime out = layer_time(ctx, mlp, true);
   if (p.ep > 1) {
     // Token dispatch and combine: all-to-alls of the dispatched tokens (top_k copies of each,
     // h values), forward and again backward.
