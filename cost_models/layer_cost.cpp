@@ -5,6 +5,7 @@
 
 #include "core/collective.h"
 #include "core/gemm_efficiency.h"
+#include "core/units.h"
 #include "cost_models/collective_model.h"
 #include "cost_models/lora.h"
 #include "cost_models/memory_model.h"
@@ -52,9 +53,10 @@ double comm_sm_fraction(const GpuSpec& gpu) {
 double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& traits,
                                  const char* kind) {
   if (kind != nullptr) {
-    if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end()) return it->second * 1e9;
+    if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end())
+      return gbps_to_bytes_per_s(it->second);
   }
-  return gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency *
+  return gbps_to_bytes_per_s(gpu.hbm_bandwidth_gbps) * gpu.hbm_efficiency *
          traits.memory_kernel_bandwidth_fraction;
 }
 
@@ -83,7 +85,7 @@ struct Ops {
 
   // A memory-bound kernel moving `bytes` (memory_kernel_bytes_per_s), at least one launch.
   double memory(double bytes, const char* kind = nullptr) const {
-    return std::max(gpu.kernel_launch_us * 1e-6,
+    return std::max(gpu.kernel_launch_us * kUs,
                     bytes / memory_kernel_bytes_per_s(gpu, ctx.traits, kind));
   }
 };
@@ -94,7 +96,7 @@ Precision attention_precision_of(const TrainingSpec& training) {
 }
 
 double peak_flops(const GpuSpec& gpu, Precision precision) {
-  return gpu.computed_peak_tflops(precision) * 1e12;
+  return gpu.computed_peak_tflops(precision) * kTera;
 }
 
 // Throughput of the framework's flash-attention kernel relative to a kernel written for the
@@ -136,8 +138,8 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
     const double square = b * heads * s * s * qk_dim / static_cast<double>(p.cp);
     core.executed_flops_forward = 4 * square;
     const double clock = gpu.sustained_clock_fraction;
-    core.forward = 4 * square / (gpu.attention_forward_tflops * 1e12 * clock);
-    core.backward = 10 * square / (gpu.attention_backward_tflops * 1e12 * clock);
+    core.forward = 4 * square / (gpu.attention_forward_tflops * kTera * clock);
+    core.backward = 10 * square / (gpu.attention_backward_tflops * kTera * clock);
     return core;
   }
   if (ctx.traits.flash_attention || p.cp > 1) {
@@ -150,10 +152,10 @@ AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
     // (core/gemm_efficiency.cpp); the kernel figures above are burst measurements.
     const double peak = peak_flops(gpu, precision) * gpu.sustained_clock_fraction;
     core.forward =
-        std::max(gpu.kernel_launch_us * 1e-6,
+        std::max(gpu.kernel_launch_us * kUs,
                  core.model_flops_forward / (peak * fraction * kFlashForwardOfMamf * ramp));
     core.backward =
-        std::max(gpu.kernel_launch_us * 1e-6,
+        std::max(gpu.kernel_launch_us * kUs,
                  2.5 * core.model_flops_forward / (peak * fraction * kFlashBackwardOfMamf * ramp));
     return core;
   }
