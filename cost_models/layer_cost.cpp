@@ -194,6 +194,7 @@ struct BlockTimes {
   double backward_compute = 0;
   double forward_gemm = 0;    // GEMM part of the forward (hides TP communication)
   double backward_wgrad = 0;  // weight-gradient GEMMs (hide backward TP communication)
+  double adapter_wgrad = 0;   // LoRA adapters' weight-gradient GEMMs
   double backward_dgrad = 0;
   double recompute_selective = 0;  // what selective recomputation redoes
   double model_flops = 0;
@@ -266,19 +267,22 @@ void add_adapters(BlockTimes& t, const Ops& ops, const CostContext& ctx, bool mo
   const double r = static_cast<double>(ctx.training->lora_rank);
   const double tp = static_cast<double>(ctx.plan->tp);
   const double T = ctx.tokens;
-  double forward = 0, backward = 0, flops = 0;
+  double forward = 0, backward = 0, weight = 0, flops = 0;
   for (const auto& p : adapted_projections(*ctx.model, moe_layer)) {
     const double in = p.column_parallel ? p.in : p.in / tp;
     const double out = p.column_parallel ? p.out / tp : p.out;
     for (const auto& [n, k] : {std::pair{r, in}, std::pair{out, r}}) {
+      const double wgrad = ops.gemm_wgrad(T, n, k);
       forward += ops.gemm_forward(T, n, k);
-      backward += ops.gemm_dgrad(T, n, k) + ops.gemm_wgrad(T, n, k);
+      backward += ops.gemm_dgrad(T, n, k) + wgrad;
+      weight += wgrad;
       flops += 2 * T * n * k;
     }
   }
   record(ctx, "lora adapters (all)", "gemm", flops, 0, forward, backward);
   t.forward_compute += forward;
   t.backward_compute += backward;
+  t.adapter_wgrad += weight;
   t.model_flops += 3 * flops;
   t.executed_flops += 3 * flops;
 }
@@ -534,6 +538,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, bool moe_lay
   out.backward.compute = blk.backward_compute + core.backward;
   out.model_flops = blk.model_flops + 3 * core.model_flops_forward;
   out.executed_flops = blk.executed_flops + 3 * core.executed_flops_forward;
+  out.backward_weight = blk.backward_wgrad + blk.adapter_wgrad;
   add_tp_comm(out, ctx, blk, widths.entry, moe_layer);
   add_cp_comm(out, ctx, core);
   add_recompute(out, ctx, blk, core);
@@ -671,8 +676,9 @@ LayerTime embedding_time(const CostContext& ctx) {
   LayerTime out;
   // Gather rows (+ position embeddings), then the gradient scatter-add backward.
   out.forward.compute = ops.memory(2 * bpv * rows);
-  // The gradient scatter-add, unless the embedding is frozen (LoRA).
+  // The gradient scatter-add, unless the embedding is frozen (LoRA): a weight gradient only.
   out.backward.compute = frozen_weights(ctx) ? 0.0 : ops.memory(3 * 4.0 * rows);
+  out.backward_weight = out.backward.compute;
   return out;
 }
 
@@ -698,6 +704,7 @@ LayerTime output_layer_time(const CostContext& ctx) {
   LayerTime out;
   out.forward.compute = blk.forward_compute;
   out.backward.compute = blk.backward_compute;
+  out.backward_weight = blk.backward_wgrad;
   out.model_flops = blk.model_flops;
   out.executed_flops = blk.executed_flops;
   if (p.recompute == Recompute::Full) out.recompute.compute = 0;  // the head is not recomputed

@@ -31,7 +31,10 @@ PassTime operator*(const PassTime& time, double factor);
 struct LayerTime {
   PassTime forward;
   PassTime backward;
-  PassTime recompute;         // extra forward work redone before the backward pass
+  PassTime recompute;  // extra forward work redone before the backward pass
+  // The weight-gradient part of backward.compute, seconds: the GEMMs (and the embedding's
+  // scatter-add) that compute parameter gradients, which zero-bubble schedules defer (W).
+  double backward_weight = 0;
   double model_flops = 0;     // forward + backward FLOPs without recomputation (one GPU)
   double executed_flops = 0;  // including recomputation and the unmasked attention blocks
 };

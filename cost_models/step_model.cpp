@@ -18,8 +18,9 @@ namespace {
 // One micro-batch of one model chunk on one stage, seconds by kind.
 struct ChunkTime {
   PassTime forward;
-  PassTime backward;   // includes recomputation
-  PassTime recompute;  // the recomputation part alone
+  PassTime backward;           // includes recomputation
+  PassTime recompute;          // the recomputation part alone
+  double backward_weight = 0;  // the weight-gradient part of backward.compute
   double fsdp_forward = 0;
   double fsdp_backward = 0;
   double forward_total() const { return forward.total() + fsdp_forward; }
@@ -111,10 +112,13 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward += layer.backward;
       c.backward += layer.recompute;
       c.recompute += layer.recompute;
+      c.backward_weight += layer.backward_weight;
       if (per_layer_fsdp) add_fsdp_layer(c, layer, fsdp, ctx);
     }
     if (ctx.traits.grad_accumulation_bytes_per_micro_batch > 0) {
-      c.backward.compute += grad_accumulation_s(ctx, stages[stage]);
+      const double accumulation_s = grad_accumulation_s(ctx, stages[stage]);
+      c.backward.compute += accumulation_s;
+      c.backward_weight += accumulation_s;  // follows the weight-gradient GEMMs
     }
     if (per_layer_fsdp && chunk_layers[index] > 0) {
       c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
@@ -123,10 +127,12 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
     if (index == 0) {
       c.forward += layers.embedding.forward;
       c.backward += layers.embedding.backward;
+      c.backward_weight += layers.embedding.backward_weight;
     }
     if (index == plan.pp * plan.vpp - 1) {
       c.forward += layers.head.forward;
       c.backward += layers.head.backward;
+      c.backward_weight += layers.head.backward_weight;
     }
     first_layer += chunk_layers[index];
   }
@@ -172,8 +178,10 @@ PipelineInput pipeline_input(const CostContext& ctx, const ChunkTimes& chunks,
     for (const ChunkTime& c : stage_chunks) {
       st.forward.push_back(c.forward_total());
       st.backward.push_back(c.backward_total());
-      // Zero-bubble defers the weight-gradient GEMMs: about half the backward compute.
-      st.backward_weight.push_back(0.5 * c.backward.compute);
+      // Zero-bubble schedules defer the weight gradients (W) and run the input gradients (B)
+      // first (Qi et al. 2024, arXiv 2401.10241; sail-sg/zero-bubble-pipeline-parallelism
+      // defers the linear layers' wgrad_gemm_accum calls through its WeightGradStore).
+      st.backward_weight.push_back(c.backward_weight);
     }
     pipe.stages.push_back(std::move(st));
   }
