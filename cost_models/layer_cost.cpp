@@ -4,37 +4,17 @@
 #include <cmath>
 
 #include "core/collective.h"
-#include "core/gemm_efficiency.h"
 #include "core/units.h"
+#include "cost_models/attention_cost.h"
 #include "cost_models/collective_model.h"
 #include "cost_models/lora.h"
 #include "cost_models/memory_model.h"
+#include "cost_models/op_time.h"
 
 namespace parplan::cost {
 
 namespace {
 
-// Flash attention throughput relative to the GPU's maximum achievable matmul throughput
-// (MAMF). Forward: FlashAttention-2 on A100 reaches at best 73% of peak (0.84 of A100's MAMF),
-// FlashAttention-3 on H100 75% (0.93 of H100's MAMF): 0.85. Backward runs five matmuls per
-// block with more synchronisation: about 50% of peak on A100 (FlashAttention-2 abstract:
-// "50-73%"), ~500 TFLOP/s on H100 (FlashAttention-3): 0.6 of MAMF.
-// (Dao 2023, arXiv 2307.08691; Shah et al. 2024, arXiv 2407.08608.)
-constexpr double kFlashForwardOfMamf = 0.85;
-constexpr double kFlashBackwardOfMamf = 0.6;
-// Short sequences leave the per-block pipeline half empty: the kernels reach half their
-// long-sequence throughput when a query attends to this many keys (FlashAttention-3 Fig. 5:
-// 2x from 512 to 8k keys).
-constexpr double kFlashHalfKeys = 256;
-// FlashAttention-2-design kernels on Hopper and later GPUs (no wgmma/TMA): 35% instead of
-// 75% utilisation on H100 (FlashAttention-3 §1).
-constexpr double kPortableFlashOnNewerGpus = 0.47;
-// FlashAttention-1-design kernels relative to FlashAttention-2 on the same Ampere GPU: the
-// middles of their reported utilisations, 32.5% (25-40%) over 61.5% (50-73%) of A100's peak
-// (Dao 2023, arXiv 2307.08691, §1 and abstract, where FA2 is "around 2x" faster): 0.53.
-constexpr double kFa1DesignOfFa2 = 0.53;
-// Backward passes read saved tensors and gradients: about twice the forward bytes.
-constexpr double kBackwardBytesFactor = 2.0;
 // fp8 GEMM inputs are quantised in their own kernel: read the 16-bit value, write the fp8
 // value and its transpose for the backward GEMMs (Transformer Engine cast_transpose), 4 bytes
 // per element.
@@ -62,132 +42,11 @@ double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& trai
 
 namespace {
 
-bool newer_than_ampere(const GpuSpec& gpu) {
-  return gpu.architecture == "hopper" || gpu.architecture == "blackwell";
-}
-
-struct Ops {
-  const CostContext& ctx;
-  const GpuSpec& gpu;
-  Precision gemm_precision;
-
-  double gemm(double m, double n, double k, double batch = 1) const {
-    GemmShape shape{static_cast<int64_t>(std::llround(std::max(1.0, m))),
-                    static_cast<int64_t>(std::llround(std::max(1.0, n))),
-                    static_cast<int64_t>(std::llround(std::max(1.0, k))),
-                    static_cast<int64_t>(std::llround(std::max(1.0, batch)))};
-    return gemm_time_s(gpu, shape, gemm_precision);
-  }
-  // Forward GEMM and its backward pair (input gradient, weight gradient).
-  double gemm_forward(double m, double n, double k) const { return gemm(m, n, k); }
-  double gemm_dgrad(double m, double n, double k) const { return gemm(m, k, n); }
-  double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
-
-  // A memory-bound kernel moving `bytes` (memory_kernel_bytes_per_s), at least one launch.
-  double memory(double bytes, const char* kind = nullptr) const {
-    return std::max(gpu.kernel_launch_us * kUs,
-                    bytes / memory_kernel_bytes_per_s(gpu, ctx.traits, kind));
-  }
-};
-
-Precision gemm_precision_of(const TrainingSpec& training) { return training.precision; }
-Precision attention_precision_of(const TrainingSpec& training) {
-  return training.precision == Precision::Fp32 ? Precision::Fp32 : Precision::Bf16;
-}
-
-double peak_flops(const GpuSpec& gpu, Precision precision) {
-  return gpu.computed_peak_tflops(precision) * kTera;
-}
-
-// Throughput of the framework's flash-attention kernel relative to a kernel written for the
-// GPU. On Hopper and later, kernels of Ampere design (warp-level mma.sync, no wgmma or TMA)
-// share one bound, FlashAttention-2's 35% of peak (FlashAttention-3 §1), whichever of the
-// Ampere designs they follow; on Ampere the FlashAttention-1 design is the slower of the two.
-double flash_design_fraction(const FrameworkTraits& traits, const GpuSpec& gpu) {
-  if (!traits.attention_kernel_native && newer_than_ampere(gpu)) return kPortableFlashOnNewerGpus;
-  return traits.attention_kernel_fa1_design ? kFa1DesignOfFa2 : 1.0;
-}
-
-// Attention core for one micro-batch: (forward, backward) seconds and executed FLOPs.
-struct AttentionCore {
-  double forward = 0;
-  double backward = 0;
-  double model_flops_forward = 0;     // causal: half the score matrix
-  double executed_flops_forward = 0;  // unfused kernels compute the whole matrix
-};
-
-AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
-  const ModelSpec& m = *ctx.model;
-  const ParallelPlan& p = *ctx.plan;
-  const TrainingSpec& tr = *ctx.training;
-  const GpuSpec& gpu = ops.gpu;
-  const double b = static_cast<double>(p.micro_batch_size);
-  const double s = static_cast<double>(tr.seq_length);
-  const double heads = static_cast<double>(m.num_attention_heads) / static_cast<double>(p.tp);
-  const double qk_dim = static_cast<double>(m.head_dim);
-  const double v_dim = m.mla ? static_cast<double>(m.mla->v_head_dim) : qk_dim;
-  // Causal attention: each query attends to half the keys on average; the cp ranks share
-  // the work evenly (load-balanced chunks).
-  const double full = 2.0 * b * s * s * heads * (qk_dim + v_dim) / static_cast<double>(p.cp);
-  AttentionCore core;
-  core.model_flops_forward = 0.5 * full;
-  const Precision precision = attention_precision_of(tr);
-  if (gpu.attention_forward_tflops > 0 && gpu.attention_backward_tflops > 0) {
-    // A measured attention kernel (a profile of this machine): its throughput is counted over
-    // the whole score matrix, 4 b h s^2 d forward and 10 b h s^2 d backward.
-    const double square = b * heads * s * s * qk_dim / static_cast<double>(p.cp);
-    core.executed_flops_forward = 4 * square;
-    const double clock = gpu.sustained_clock_fraction;
-    core.forward = 4 * square / (gpu.attention_forward_tflops * kTera * clock);
-    core.backward = 10 * square / (gpu.attention_backward_tflops * kTera * clock);
-    return core;
-  }
-  if (ctx.traits.flash_attention || p.cp > 1) {
-    core.executed_flops_forward = core.model_flops_forward;
-    const double fraction =
-        gpu.max_matmul_efficiency(precision) * flash_design_fraction(ctx.traits, gpu);
-    const double keys = 0.5 * s;
-    const double ramp = keys / (keys + kFlashHalfKeys);
-    // Tensor-core kernels all run at the clock the GPU sustains in long runs, as the GEMMs do
-    // (core/gemm_efficiency.cpp); the kernel figures above are burst measurements.
-    const double peak = peak_flops(gpu, precision) * gpu.sustained_clock_fraction;
-    core.forward =
-        std::max(gpu.kernel_launch_us * kUs,
-                 core.model_flops_forward / (peak * fraction * kFlashForwardOfMamf * ramp));
-    core.backward =
-        std::max(gpu.kernel_launch_us * kUs,
-                 2.5 * core.model_flops_forward / (peak * fraction * kFlashBackwardOfMamf * ramp));
-    return core;
-  }
-  // Unfused (Megatron-LM 2020-2022): batched QK^T and PV GEMMs over b*heads, then fused
-  // scale-mask-softmax and dropout over the whole s x s score matrix.
-  core.executed_flops_forward = full;
-  const Ops attn{ctx, gpu, precision};
-  const double batch = b * heads;
-  const double scores = batch * s * s;
-  const double bpv = activation_bytes(tr.precision);
-  const bool dropout = model_uses_dropout(m) && ctx.traits.model_dropout;
-  const double qk = attn.gemm(s, s, qk_dim, batch);
-  const double pv = attn.gemm(s, v_dim, s, batch);
-  const double softmax_bytes = 2 * bpv * scores;                      // read scores, write probs
-  const double dropout_bytes = dropout ? (2 * bpv + 1) * scores : 0;  // read, write, mask
-  core.forward = qk + pv + attn.memory(softmax_bytes) + (dropout ? attn.memory(dropout_bytes) : 0);
-  // Backward: two GEMMs per forward GEMM; softmax and dropout backward read saved tensors.
-  core.backward =
-      2 * (qk + pv) + attn.memory(kBackwardBytesFactor * (softmax_bytes + dropout_bytes));
-  return core;
-}
-
 // Exposed part of a tensor-parallel collective that can hide under `hideable` seconds of
 // GEMM work: chunked pipelining (userbuffers) always exposes the first chunk.
 double exposed(double comm, double hideable, double chunks) {
   return std::max(comm - hideable, 0.0) + comm / std::max(1.0, chunks);
 }
-
-struct MlpShape {
-  double tokens;  // rows through the MLP on this GPU
-  double ffn;     // inner width on this GPU
-};
 
 struct BlockTimes {
   double forward_compute = 0;
@@ -211,8 +70,8 @@ void record(const CostContext& ctx, const char* name, const char* kind, double f
 // Weights are frozen under LoRA: the backward pass computes the input gradient only.
 bool frozen_weights(const CostContext& ctx) { return ctx.training->method == TrainingMethod::Lora; }
 
-void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx, double m,
-                double n, double k) {
+void add_linear(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
+                double m, double n, double k) {
   const bool frozen = frozen_weights(ctx);
   const double f = ops.gemm_forward(m, n, k);
   const double dg = ops.gemm_dgrad(m, n, k);
@@ -238,7 +97,7 @@ void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostConte
 }
 
 // A norm or an elementwise kernel moving `bytes` forward (and about twice that backward).
-void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx,
+void add_memory_op(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
                    double bytes) {
   const double f = ops.memory(bytes);
   const double b = ops.memory(kBackwardBytesFactor * bytes);
@@ -250,7 +109,7 @@ void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostCo
 // A memory-bound op whose forward and backward kernels are known kinds (norms, activations),
 // with the bytes each moves: read input and write output forward; read input and output
 // gradient and write input gradient backward (the counts `parplan profile` uses).
-void add_kernel_op(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx,
+void add_kernel_op(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
                    double forward_bytes, double backward_bytes, const char* forward_kind,
                    const char* backward_kind) {
   const double f = ops.memory(forward_bytes, forward_kind);
@@ -262,7 +121,7 @@ void add_kernel_op(BlockTimes& t, const char* name, const Ops& ops, const CostCo
 
 // LoRA adapters of one layer: per adapted projection the A (in -> r) and B (r -> out) GEMMs
 // forward, and their input and weight gradients backward (cost_models/lora.h layout).
-void add_adapters(BlockTimes& t, const Ops& ops, const CostContext& ctx, bool moe_layer) {
+void add_adapters(BlockTimes& t, const OpTime& ops, const CostContext& ctx, bool moe_layer) {
   if (ctx.training->method != TrainingMethod::Lora) return;
   const double r = static_cast<double>(ctx.training->lora_rank);
   const double tp = static_cast<double>(ctx.plan->tp);
@@ -336,7 +195,7 @@ struct AttentionWidths {
 // down-projections to the latent ranks are replicated on every tensor-parallel rank, the
 // up-projections are column-parallel over the heads, each latent is RMS-normed, and only the
 // decoupled rope part of the query heads and the one shared rope key are rotated.
-AttentionWidths add_mla_projections(BlockTimes& blk, const Ops& ops, const CostContext& ctx) {
+AttentionWidths add_mla_projections(BlockTimes& blk, const OpTime& ops, const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const MlaSpec& mla = *m.mla;
   const double t = static_cast<double>(ctx.plan->tp);
@@ -371,7 +230,8 @@ AttentionWidths add_mla_projections(BlockTimes& blk, const Ops& ops, const CostC
 }
 
 // The attention's projections: QKV and output (column- then row-parallel), or MLA's.
-AttentionWidths add_attention_projections(BlockTimes& blk, const Ops& ops, const CostContext& ctx) {
+AttentionWidths add_attention_projections(BlockTimes& blk, const OpTime& ops,
+                                          const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   if (m.mla) return add_mla_projections(blk, ops, ctx);
   const double t = static_cast<double>(ctx.plan->tp);
@@ -386,7 +246,7 @@ AttentionWidths add_attention_projections(BlockTimes& blk, const Ops& ops, const
 
 // Norms, rotary embedding, bias+dropout+residual (two of each per layer); norms and residuals
 // run on T/tp tokens with sequence parallelism.
-void add_layer_kernels(BlockTimes& blk, const Ops& ops, const CostContext& ctx,
+void add_layer_kernels(BlockTimes& blk, const OpTime& ops, const CostContext& ctx,
                        double rotary_width) {
   const ModelSpec& m = *ctx.model;
   const FrameworkTraits& traits = ctx.traits;
@@ -522,13 +382,13 @@ void add_recompute(LayerTime& out, const CostContext& ctx, const BlockTimes& blk
 // The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
 // tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
 LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, bool moe_layer) {
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   BlockTimes blk = mlp;
   const AttentionWidths widths = add_attention_projections(blk, ops, ctx);
   add_adapters(blk, ops, ctx, moe_layer);
   add_layer_kernels(blk, ops, ctx, widths.rotary);
 
-  const AttentionCore core = attention_core(ctx, ops);
+  const AttentionCore core = attention_core(ctx);
   record(
       ctx,
       ctx.traits.flash_attention || ctx.plan->cp > 1 ? "attention (flash)" : "attention (unfused)",
@@ -550,7 +410,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, bool moe_lay
 LayerTime dense_layer_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const ParallelPlan& p = *ctx.plan;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double t = static_cast<double>(p.tp);
   const double T = ctx.tokens;
   const double h = static_cast<double>(m.hidden_size);
@@ -575,7 +435,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const MoeSpec& moe = *m.moe;
   const ParallelPlan& p = *ctx.plan;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double t = static_cast<double>(p.tp);
   const double etp = static_cast<double>(p.expert_tp());
   const double T = ctx.tokens;
@@ -670,7 +530,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
 
 LayerTime embedding_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double bpv = activation_bytes(ctx.training->precision);
   const double rows = ctx.tokens * static_cast<double>(m.hidden_size);
   LayerTime out;
@@ -685,7 +545,7 @@ LayerTime embedding_time(const CostContext& ctx) {
 LayerTime output_layer_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const ParallelPlan& p = *ctx.plan;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double t = static_cast<double>(p.tp);
   const double T = ctx.tokens;
   const double h = static_cast<double>(m.hidden_size);
@@ -695,7 +555,7 @@ LayerTime output_layer_time(const CostContext& ctx) {
   add_memory_op(blk, "final norm", ops, ctx, 2 * bpv * T * h);
   // The output GEMM runs in 16-bit even in fp8 recipes (Transformer Engine keeps the first
   // and last layers in higher precision).
-  const Ops wide{ctx, ctx.node->gpu, attention_precision_of(*ctx.training)};
+  const OpTime wide{ctx, ctx.node->gpu, attention_precision_of(*ctx.training)};
   add_linear(blk, "output layer", wide, ctx, T, vocab, h);
   // Cross entropy: read the logits, softmax in fp32, write the gradient.
   const double logits = T * vocab;
