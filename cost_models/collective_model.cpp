@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/hardware_profile.h"
+#include "core/units.h"
 
 namespace parplan::cost {
 
@@ -13,7 +14,7 @@ namespace {
 // (docs/sources/hardware_notes.md §3: "NVLS picked from 2 MiB up"; gains start at 5
 // GPUs on H100/H200).
 constexpr int64_t kNvlsMinRanks = 5;
-constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
+constexpr double kNvlsMinBytes = 2.0 * kMiB;
 
 // A measured fit for exactly this group size (or for any size), the one whose message-size
 // range holds size_bytes (core/hardware_profile.h); none: the link formulas apply.
@@ -50,7 +51,7 @@ double ring_time_s(const NodeSpec& node, const GroupPlacement& group, double bus
   auto time_s = [&](const RingProtocol& p) {
     const double hops_us =
         intra_steps * (pci ? p.pci_hop_us : p.nvlink_hop_us) + inter_steps * p.net_hop_us;
-    return (p.base_us + hops_us) * 1e-6 + bus_bytes / (p.bandwidth_fraction * busbw_gbps * 1e9);
+    return (p.base_us + hops_us) * kUs + bus_bytes / (p.bandwidth_fraction * busbw_gbps * kGB);
   };
   return std::min(time_s(kRingSimple), time_s(kRingLowLatency));
 }
@@ -96,15 +97,15 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
   const CollectiveFit* fit = find_fit(node, op, inter, group.size, size_bytes);
   if (fit != nullptr) {
     cost.busbw_gbps = fit->busbw_gbps;
-    cost.latency_s = fit->latency_us * 1e-6 * (inter ? std::max(1.0, std::log2(nodes)) : 1.0);
+    cost.latency_s = fit->latency_us * kUs * (inter ? std::max(1.0, std::log2(nodes)) : 1.0);
   } else if (!inter) {
     cost.busbw_gbps = intra_node_busbw_gbps(node, op, group.ranks_per_node, size_bytes);
-    cost.latency_s = node.intra.latency_us * 1e-6;
+    cost.latency_s = node.intra.latency_us * kUs;
   } else {
     // NICs this group can use while every GPU of the node runs a group like it.
     const double nics = std::max(static_cast<double>(node.inter.nics_per_node) * group.nic_share,
                                  1.0 / static_cast<double>(node.gpus_per_node));
-    const double network_gbps = nics * node.nic_bandwidth_bytes_per_s() / 1e9;
+    const double network_gbps = nics * node.nic_bandwidth_bytes_per_s() / kGB;
     double busbw = network_gbps;
     if (group.ranks_per_node > 1) {
       busbw = std::min(busbw, intra_node_busbw_gbps(node, op, group.ranks_per_node, size_bytes));
@@ -121,14 +122,14 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
       busbw = ((n - 1) / n) / std::max(t_network, t_local);
     } else if (op == Collective::SendRecv) {
       busbw = std::min(
-          node.nic_bandwidth_bytes_per_s() / 1e9,
+          node.nic_bandwidth_bytes_per_s() / kGB,
           std::max(network_gbps / std::max(1.0, static_cast<double>(group.ranks_per_node)), 1e-3));
     }
     cost.busbw_gbps = busbw;
-    cost.latency_s = node.inter.latency_us * 1e-6 * std::max(1.0, std::log2(nodes));
+    cost.latency_s = node.inter.latency_us * kUs * std::max(1.0, std::log2(nodes));
   }
   const double factor = op == Collective::SendRecv ? 1.0 : bus_factor(op, group.size);
-  cost.time_s = cost.latency_s + size_bytes * factor / (cost.busbw_gbps * 1e9);
+  cost.time_s = cost.latency_s + size_bytes * factor / gbps_to_bytes_per_s(cost.busbw_gbps);
   // All-gather and reduce-scatter have only the ring when a node holds several members
   // (PAT serves one rank per node; all-reduce uses trees with log2(nodes) latency): the
   // measured floor above or the ring's hop latencies, whichever is longer.

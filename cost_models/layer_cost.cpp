@@ -4,36 +4,17 @@
 #include <cmath>
 
 #include "core/collective.h"
-#include "core/gemm_efficiency.h"
+#include "core/units.h"
+#include "cost_models/attention_cost.h"
 #include "cost_models/collective_model.h"
 #include "cost_models/lora.h"
 #include "cost_models/memory_model.h"
+#include "cost_models/op_time.h"
 
 namespace parplan::cost {
 
 namespace {
 
-// Flash attention throughput relative to the GPU's maximum achievable matmul throughput
-// (MAMF). Forward: FlashAttention-2 on A100 reaches at best 73% of peak (0.84 of A100's MAMF),
-// FlashAttention-3 on H100 75% (0.93 of H100's MAMF): 0.85. Backward runs five matmuls per
-// block with more synchronisation: about 50% of peak on A100 (FlashAttention-2 abstract:
-// "50-73%"), ~500 TFLOP/s on H100 (FlashAttention-3): 0.6 of MAMF.
-// (Dao 2023, arXiv 2307.08691; Shah et al. 2024, arXiv 2407.08608.)
-constexpr double kFlashForwardOfMamf = 0.85;
-constexpr double kFlashBackwardOfMamf = 0.6;
-// Short sequences leave the per-block pipeline half empty: the kernels reach half their
-// long-sequence throughput when a query attends to this many keys (FlashAttention-3 Fig. 5:
-// 2x from 512 to 8k keys).
-constexpr double kFlashHalfKeys = 256;
-// FlashAttention-2-design kernels on Hopper and later GPUs (no wgmma/TMA): 35% instead of
-// 75% utilisation on H100 (FlashAttention-3 §1).
-constexpr double kPortableFlashOnNewerGpus = 0.47;
-// FlashAttention-1-design kernels relative to FlashAttention-2 on the same Ampere GPU: the
-// middles of their reported utilisations, 32.5% (25-40%) over 61.5% (50-73%) of A100's peak
-// (Dao 2023, arXiv 2307.08691, §1 and abstract, where FA2 is "around 2x" faster): 0.53.
-constexpr double kFa1DesignOfFa2 = 0.53;
-// Backward passes read saved tensors and gradients: about twice the forward bytes.
-constexpr double kBackwardBytesFactor = 2.0;
 // fp8 GEMM inputs are quantised in their own kernel: read the 16-bit value, write the fp8
 // value and its transpose for the backward GEMMs (Transformer Engine cast_transpose), 4 bytes
 // per element.
@@ -52,129 +33,14 @@ double comm_sm_fraction(const GpuSpec& gpu) {
 double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& traits,
                                  const char* kind) {
   if (kind != nullptr) {
-    if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end()) return it->second * 1e9;
+    if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end())
+      return gbps_to_bytes_per_s(it->second);
   }
-  return gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency *
+  return gbps_to_bytes_per_s(gpu.hbm_bandwidth_gbps) * gpu.hbm_efficiency *
          traits.memory_kernel_bandwidth_fraction;
 }
 
 namespace {
-
-bool newer_than_ampere(const GpuSpec& gpu) {
-  return gpu.architecture == "hopper" || gpu.architecture == "blackwell";
-}
-
-struct Ops {
-  const CostContext& ctx;
-  const GpuSpec& gpu;
-  Precision gemm_precision;
-
-  double gemm(double m, double n, double k, double batch = 1) const {
-    GemmShape shape{static_cast<int64_t>(std::llround(std::max(1.0, m))),
-                    static_cast<int64_t>(std::llround(std::max(1.0, n))),
-                    static_cast<int64_t>(std::llround(std::max(1.0, k))),
-                    static_cast<int64_t>(std::llround(std::max(1.0, batch)))};
-    return gemm_time_s(gpu, shape, gemm_precision);
-  }
-  // Forward GEMM and its backward pair (input gradient, weight gradient).
-  double gemm_forward(double m, double n, double k) const { return gemm(m, n, k); }
-  double gemm_dgrad(double m, double n, double k) const { return gemm(m, k, n); }
-  double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
-
-  // A memory-bound kernel moving `bytes` (memory_kernel_bytes_per_s), at least one launch.
-  double memory(double bytes, const char* kind = nullptr) const {
-    return std::max(gpu.kernel_launch_us * 1e-6,
-                    bytes / memory_kernel_bytes_per_s(gpu, ctx.traits, kind));
-  }
-};
-
-Precision gemm_precision_of(const TrainingSpec& training) { return training.precision; }
-Precision attention_precision_of(const TrainingSpec& training) {
-  return training.precision == Precision::Fp32 ? Precision::Fp32 : Precision::Bf16;
-}
-
-double peak_flops(const GpuSpec& gpu, Precision precision) {
-  return gpu.computed_peak_tflops(precision) * 1e12;
-}
-
-// Throughput of the framework's flash-attention kernel relative to a kernel written for the
-// GPU. On Hopper and later, kernels of Ampere design (warp-level mma.sync, no wgmma or TMA)
-// share one bound, FlashAttention-2's 35% of peak (FlashAttention-3 §1), whichever of the
-// Ampere designs they follow; on Ampere the FlashAttention-1 design is the slower of the two.
-double flash_design_fraction(const FrameworkTraits& traits, const GpuSpec& gpu) {
-  if (!traits.attention_kernel_native && newer_than_ampere(gpu)) return kPortableFlashOnNewerGpus;
-  return traits.attention_kernel_fa1_design ? kFa1DesignOfFa2 : 1.0;
-}
-
-// Attention core for one micro-batch: (forward, backward) seconds and executed FLOPs.
-struct AttentionCore {
-  double forward = 0;
-  double backward = 0;
-  double model_flops_forward = 0;     // causal: half the score matrix
-  double executed_flops_forward = 0;  // unfused kernels compute the whole matrix
-};
-
-AttentionCore attention_core(const CostContext& ctx, const Ops& ops) {
-  const ModelSpec& m = *ctx.model;
-  const ParallelPlan& p = *ctx.plan;
-  const TrainingSpec& tr = *ctx.training;
-  const GpuSpec& gpu = ops.gpu;
-  const double b = static_cast<double>(p.micro_batch_size);
-  const double s = static_cast<double>(tr.seq_length);
-  const double heads = static_cast<double>(m.num_attention_heads) / static_cast<double>(p.tp);
-  const double qk_dim = static_cast<double>(m.head_dim);
-  const double v_dim = m.mla ? static_cast<double>(m.mla->v_head_dim) : qk_dim;
-  // Causal attention: each query attends to half the keys on average; the cp ranks share
-  // the work evenly (load-balanced chunks).
-  const double full = 2.0 * b * s * s * heads * (qk_dim + v_dim) / static_cast<double>(p.cp);
-  AttentionCore core;
-  core.model_flops_forward = 0.5 * full;
-  const Precision precision = attention_precision_of(tr);
-  if (gpu.attention_forward_tflops > 0 && gpu.attention_backward_tflops > 0) {
-    // A measured attention kernel (a profile of this machine): its throughput is counted over
-    // the whole score matrix, 4 b h s^2 d forward and 10 b h s^2 d backward.
-    const double square = b * heads * s * s * qk_dim / static_cast<double>(p.cp);
-    core.executed_flops_forward = 4 * square;
-    const double clock = gpu.sustained_clock_fraction;
-    core.forward = 4 * square / (gpu.attention_forward_tflops * 1e12 * clock);
-    core.backward = 10 * square / (gpu.attention_backward_tflops * 1e12 * clock);
-    return core;
-  }
-  if (ctx.traits.flash_attention || p.cp > 1) {
-    core.executed_flops_forward = core.model_flops_forward;
-    const double fraction =
-        gpu.max_matmul_efficiency(precision) * flash_design_fraction(ctx.traits, gpu);
-    const double keys = 0.5 * s;
-    const double ramp = keys / (keys + kFlashHalfKeys);
-    // Tensor-core kernels all run at the clock the GPU sustains in long runs, as the GEMMs do
-    // (core/gemm_efficiency.cpp); the kernel figures above are burst measurements.
-    const double peak = peak_flops(gpu, precision) * gpu.sustained_clock_fraction;
-    core.forward =
-        std::max(gpu.kernel_launch_us * 1e-6,
-                 core.model_flops_forward / (peak * fraction * kFlashForwardOfMamf * ramp));
-    core.backward =
-        std::max(gpu.kernel_launch_us * 1e-6,
-                 2.5 * core.model_flops_forward / (peak * fraction * kFlashBackwardOfMamf * ramp));
-    return core;
-  }
-  // Unfused (Megatron-LM 2020-2022): batched QK^T and PV GEMMs over b*heads, then fused
-  // scale-mask-softmax and dropout over the whole s x s score matrix.
-  core.executed_flops_forward = full;
-  const Ops attn{ctx, gpu, precision};
-  const double batch = b * heads;
-  const double scores = batch * s * s;
-  const double bpv = activation_bytes(tr.precision);
-  const bool dropout = model_uses_dropout(m) && ctx.traits.model_dropout;
-  const double qk = attn.gemm(s, s, qk_dim, batch);
-  const double pv = attn.gemm(s, v_dim, s, batch);
-  const double softmax_bytes = 2 * bpv * scores;                      // read scores, write probs
-  const double dropout_bytes = dropout ? (2 * bpv + 1) * scores : 0;  // read, write, mask
-  core.forward = qk + pv + attn.memory(softmax_bytes) + (dropout ? attn.memory(dropout_bytes) : 0);
-  // Backward: two GEMMs per forward GEMM; softmax and dropout backward read saved tensors.
-  core.backward =
-      2 * (qk + pv) + attn.memory(kBackwardBytesFactor * (softmax_bytes + dropout_bytes));
-  return core;
-}
 
 // Exposed part of a tensor-parallel collective that can hide under `hideable` seconds of
 // GEMM work: chunked pipelining (userbuffers) always exposes the first chunk.
@@ -182,16 +48,12 @@ double exposed(double comm, double hideable, double chunks) {
   return std::max(comm - hideable, 0.0) + comm / std::max(1.0, chunks);
 }
 
-struct MlpShape {
-  double tokens;  // rows through the MLP on this GPU
-  double ffn;     // inner width on this GPU
-};
-
 struct BlockTimes {
   double forward_compute = 0;
   double backward_compute = 0;
   double forward_gemm = 0;    // GEMM part of the forward (hides TP communication)
   double backward_wgrad = 0;  // weight-gradient GEMMs (hide backward TP communication)
+  double adapter_wgrad = 0;   // LoRA adapters' weight-gradient GEMMs
   double backward_dgrad = 0;
   double recompute_selective = 0;  // what selective recomputation redoes
   double model_flops = 0;
@@ -208,8 +70,8 @@ void record(const CostContext& ctx, const char* name, const char* kind, double f
 // Weights are frozen under LoRA: the backward pass computes the input gradient only.
 bool frozen_weights(const CostContext& ctx) { return ctx.training->method == TrainingMethod::Lora; }
 
-void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx, double m,
-                double n, double k) {
+void add_linear(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
+                double m, double n, double k) {
   const bool frozen = frozen_weights(ctx);
   const double f = ops.gemm_forward(m, n, k);
   const double dg = ops.gemm_dgrad(m, n, k);
@@ -235,7 +97,7 @@ void add_linear(BlockTimes& t, const char* name, const Ops& ops, const CostConte
 }
 
 // A norm or an elementwise kernel moving `bytes` forward (and about twice that backward).
-void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx,
+void add_memory_op(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
                    double bytes) {
   const double f = ops.memory(bytes);
   const double b = ops.memory(kBackwardBytesFactor * bytes);
@@ -247,7 +109,7 @@ void add_memory_op(BlockTimes& t, const char* name, const Ops& ops, const CostCo
 // A memory-bound op whose forward and backward kernels are known kinds (norms, activations),
 // with the bytes each moves: read input and write output forward; read input and output
 // gradient and write input gradient backward (the counts `parplan profile` uses).
-void add_kernel_op(BlockTimes& t, const char* name, const Ops& ops, const CostContext& ctx,
+void add_kernel_op(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
                    double forward_bytes, double backward_bytes, const char* forward_kind,
                    const char* backward_kind) {
   const double f = ops.memory(forward_bytes, forward_kind);
@@ -259,24 +121,27 @@ void add_kernel_op(BlockTimes& t, const char* name, const Ops& ops, const CostCo
 
 // LoRA adapters of one layer: per adapted projection the A (in -> r) and B (r -> out) GEMMs
 // forward, and their input and weight gradients backward (cost_models/lora.h layout).
-void add_adapters(BlockTimes& t, const Ops& ops, const CostContext& ctx, bool moe_layer) {
+void add_adapters(BlockTimes& t, const OpTime& ops, const CostContext& ctx, bool moe_layer) {
   if (ctx.training->method != TrainingMethod::Lora) return;
   const double r = static_cast<double>(ctx.training->lora_rank);
   const double tp = static_cast<double>(ctx.plan->tp);
   const double T = ctx.tokens;
-  double forward = 0, backward = 0, flops = 0;
+  double forward = 0, backward = 0, weight = 0, flops = 0;
   for (const auto& p : adapted_projections(*ctx.model, moe_layer)) {
     const double in = p.column_parallel ? p.in : p.in / tp;
     const double out = p.column_parallel ? p.out / tp : p.out;
     for (const auto& [n, k] : {std::pair{r, in}, std::pair{out, r}}) {
+      const double wgrad = ops.gemm_wgrad(T, n, k);
       forward += ops.gemm_forward(T, n, k);
-      backward += ops.gemm_dgrad(T, n, k) + ops.gemm_wgrad(T, n, k);
+      backward += ops.gemm_dgrad(T, n, k) + wgrad;
+      weight += wgrad;
       flops += 2 * T * n * k;
     }
   }
   record(ctx, "lora adapters (all)", "gemm", flops, 0, forward, backward);
   t.forward_compute += forward;
   t.backward_compute += backward;
+  t.adapter_wgrad += weight;
   t.model_flops += 3 * flops;
   t.executed_flops += 3 * flops;
 }
@@ -317,68 +182,82 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
 
 namespace {
 
-// The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
-// tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
-LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hideable_extra,
-                     bool moe_layer) {
+// Widths, per tensor-parallel rank, that the attention's projections leave to the rest of
+// the layer.
+struct AttentionWidths {
+  double rotary = 0;  // query and key parts that rotary embedding rotates
+  // The tensor entering the attention's column-parallel GEMMs, where tensor parallelism
+  // gathers (sequence parallel) or all-reduces the input gradient (otherwise).
+  double entry = 0;
+};
+
+// Multi-latent attention projections (DeepSeek-V2 §2.1.2; Megatron-Core MLASelfAttention): the
+// down-projections to the latent ranks are replicated on every tensor-parallel rank, the
+// up-projections are column-parallel over the heads, each latent is RMS-normed, and only the
+// decoupled rope part of the query heads and the one shared rope key are rotated.
+AttentionWidths add_mla_projections(BlockTimes& blk, const OpTime& ops, const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
-  const ParallelPlan& p = *ctx.plan;
-  const TrainingSpec& tr = *ctx.training;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(tr)};
-  const double t = static_cast<double>(p.tp);
+  const MlaSpec& mla = *m.mla;
+  const double t = static_cast<double>(ctx.plan->tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool sp = ctx.plan->sequence_parallel && ctx.plan->tp > 1;
+  const double heads = static_cast<double>(m.num_attention_heads) / t;
+  const double nope = static_cast<double>(mla.qk_nope_head_dim);
+  const double rope = static_cast<double>(mla.qk_rope_head_dim);
+  const double v = static_cast<double>(mla.v_head_dim);
+  const double q_rank = static_cast<double>(mla.q_lora_rank);
+  const double kv_rank = static_cast<double>(mla.kv_lora_rank);
+  // With sequence parallelism the replicated down-projections read this rank's sequence
+  // shard, and the latents are gathered after them ([s/tp, b, rank] outputs).
+  const double rows = sp ? T / t : T;
+  AttentionWidths widths;
+  if (mla.q_lora_rank > 0) {
+    add_linear(blk, "q down projection", ops, ctx, rows, q_rank, h);
+    add_linear(blk, "q up projection", ops, ctx, T, heads * (nope + rope), q_rank);
+    widths.entry = q_rank + kv_rank + rope;
+  } else {
+    add_linear(blk, "q projection", ops, ctx, T, heads * (nope + rope), h);
+    widths.entry = h + kv_rank + rope;
+  }
+  add_linear(blk, "kv down projection", ops, ctx, rows, kv_rank + rope, h);
+  add_linear(blk, "kv up projection", ops, ctx, T, heads * (nope + v), kv_rank);
+  add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * rows * (q_rank + kv_rank));
+  add_linear(blk, "attention output projection", ops, ctx, T, h, heads * v);
+  widths.rotary = heads * rope + rope;
+  return widths;
+}
+
+// The attention's projections: QKV and output (column- then row-parallel), or MLA's.
+AttentionWidths add_attention_projections(BlockTimes& blk, const OpTime& ops,
+                                          const CostContext& ctx) {
+  const ModelSpec& m = *ctx.model;
+  if (m.mla) return add_mla_projections(blk, ops, ctx);
+  const double t = static_cast<double>(ctx.plan->tp);
   const double T = ctx.tokens;
   const double h = static_cast<double>(m.hidden_size);
   const double qw = static_cast<double>(m.query_width());
   const double kvw = static_cast<double>(m.kv_width());
-  const double bpv = activation_bytes(tr.precision);
-  const bool sp = p.sequence_parallel && p.tp > 1;
-  const double rep = sp ? 1.0 / t : 1.0;  // norms/residuals run on T/t tokens with SP
-  const double mask = model_uses_dropout(m) && ctx.traits.model_dropout ? 1.0 : 0.0;
+  add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
+  add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
+  return {(qw + kvw) / t, h};
+}
 
-  BlockTimes blk = mlp;
-  // Width of the query and key parts that rotary embedding rotates, per tensor-parallel rank.
-  double rotary_width = (qw + kvw) / t;
-  // Width of the tensor entering the attention's column-parallel GEMMs, where tensor
-  // parallelism gathers (sequence parallel) or all-reduces the input gradient (otherwise).
-  double attention_entry_width = h;
-  if (m.mla) {
-    // Multi-latent attention (DeepSeek-V2 §2.1.2; Megatron-Core MLASelfAttention): the
-    // down-projections to the latent ranks are replicated on every tensor-parallel rank, the
-    // up-projections are column-parallel over the heads, each latent is RMS-normed, and only
-    // the decoupled rope part of the query heads and the one shared rope key are rotated.
-    const MlaSpec& mla = *m.mla;
-    const double heads = static_cast<double>(m.num_attention_heads) / t;
-    const double nope = static_cast<double>(mla.qk_nope_head_dim);
-    const double rope = static_cast<double>(mla.qk_rope_head_dim);
-    const double v = static_cast<double>(mla.v_head_dim);
-    const double q_rank = static_cast<double>(mla.q_lora_rank);
-    const double kv_rank = static_cast<double>(mla.kv_lora_rank);
-    // With sequence parallelism the replicated down-projections read this rank's sequence
-    // shard, and the latents are gathered after them ([s/tp, b, rank] outputs).
-    const double rows = sp ? T / t : T;
-    if (mla.q_lora_rank > 0) {
-      add_linear(blk, "q down projection", ops, ctx, rows, q_rank, h);
-      add_linear(blk, "q up projection", ops, ctx, T, heads * (nope + rope), q_rank);
-      attention_entry_width = q_rank + kv_rank + rope;
-    } else {
-      add_linear(blk, "q projection", ops, ctx, T, heads * (nope + rope), h);
-      attention_entry_width = h + kv_rank + rope;
-    }
-    add_linear(blk, "kv down projection", ops, ctx, rows, kv_rank + rope, h);
-    add_linear(blk, "kv up projection", ops, ctx, T, heads * (nope + v), kv_rank);
-    add_memory_op(blk, "latent norms", ops, ctx, 2 * bpv * rows * (q_rank + kv_rank));
-    add_linear(blk, "attention output projection", ops, ctx, T, h, heads * v);
-    rotary_width = heads * rope + rope;
-  } else {
-    // QKV and output projections (column- then row-parallel).
-    add_linear(blk, "qkv projection", ops, ctx, T, (qw + 2 * kvw) / t, h);
-    add_linear(blk, "attention output projection", ops, ctx, T, h, qw / t);
-  }
-  add_adapters(blk, ops, ctx, moe_layer);
-  // Norms, rotary embedding, bias+dropout+residual (two of each per layer).
-  const FrameworkTraits& tr_ = ctx.traits;
+// Norms, rotary embedding, bias+dropout+residual (two of each per layer); norms and residuals
+// run on T/tp tokens with sequence parallelism.
+void add_layer_kernels(BlockTimes& blk, const OpTime& ops, const CostContext& ctx,
+                       double rotary_width) {
+  const ModelSpec& m = *ctx.model;
+  const FrameworkTraits& traits = ctx.traits;
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool sp = ctx.plan->sequence_parallel && ctx.plan->tp > 1;
+  const double rep = sp ? 1.0 / static_cast<double>(ctx.plan->tp) : 1.0;
+  const double mask = model_uses_dropout(m) && traits.model_dropout ? 1.0 : 0.0;
   const bool rms = m.normalization == Normalization::RmsNorm;
-  const double norm_elements = tr_.norm_traffic_factor * bpv * T * h * rep;
+  const double norm_elements = traits.norm_traffic_factor * bpv * T * h * rep;
   for (const char* norm : {"norm 1", "norm 2"}) {
     add_kernel_op(blk, norm, ops, ctx, 2 * norm_elements, 3 * norm_elements,
                   rms ? "rmsnorm_forward" : "layernorm_forward",
@@ -386,95 +265,101 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
   }
   if (m.position_embedding == PositionEmbedding::Rotary) {
     add_memory_op(blk, "rotary embedding", ops, ctx,
-                  tr_.rope_traffic_factor * 2 * bpv * T * rotary_width);
+                  traits.rope_traffic_factor * 2 * bpv * T * rotary_width);
   }
   add_kernel_op(blk, "residual (+dropout) after attention", ops, ctx,
                 (3 * bpv + mask) * T * h * rep,
                 kBackwardBytesFactor * (3 * bpv + mask) * T * h * rep, "add", "add");
   add_kernel_op(blk, "residual (+dropout) after MLP", ops, ctx, (3 * bpv + mask) * T * h * rep,
                 kBackwardBytesFactor * (3 * bpv + mask) * T * h * rep, "add", "add");
+}
 
-  const AttentionCore core = attention_core(ctx, ops);
-  record(ctx, ctx.traits.flash_attention || p.cp > 1 ? "attention (flash)" : "attention (unfused)",
-         "attention", core.executed_flops_forward, 0, core.forward, core.backward);
-  LayerTime out;
-  out.forward.compute = blk.forward_compute + core.forward;
-  out.backward.compute = blk.backward_compute + core.backward;
-  out.model_flops = blk.model_flops + 3 * core.model_flops_forward;
-  out.executed_flops = blk.executed_flops + 3 * core.executed_flops_forward;
-
-  // Tensor parallelism: two all-reduces of T x h per pass (Shoeybi et al. 2019), or with
-  // sequence parallelism an all-gather and a reduce-scatter of the same tensor each
-  // (Korthikanti et al. 2022 §4.2.2: same volume).
-  if (p.tp > 1) {
-    const double bytes = bpv * T * h;
-    const double entry_bytes = bpv * T * attention_entry_width;
-    const NodeSpec& node = *ctx.node;
-    auto cost = [&](Collective op, double size) {
-      return collective_cost(node, op, ctx.tp_group, size).time_s;
-    };
-    // Per half (attention, MLP): with sequence parallelism an all-gather into the column-
-    // parallel GEMMs and a reduce-scatter after the row-parallel one, in both passes; without
-    // it an all-reduce after the row-parallel GEMM forward and one of the input gradient at
-    // the column-parallel entry backward. A MoE layer with sequence parallelism hands its
-    // sequence-sharded input straight to the token dispatcher (its all-to-all and expert-TP
-    // gathers are expert communication, moe_layer_time), so only the attention half has the
-    // dense TP pair.
-    const double mlp_halves = moe_layer && sp ? 0.0 : 1.0;
-    double forward_comm = 0;
-    double backward_comm = 0;
-    double gather_entry = 0;  // sequence parallel: all-gather into the attention entry
-    double gather = 0;        // ... and into the MLP
-    if (sp) {
-      gather_entry = cost(Collective::AllGather, entry_bytes);
-      gather = cost(Collective::AllGather, bytes);
-      const double scatter = cost(Collective::ReduceScatter, bytes);
-      forward_comm = gather_entry + scatter + mlp_halves * (gather + scatter);
-      backward_comm = forward_comm;
-    } else {
-      forward_comm = (1.0 + mlp_halves) * cost(Collective::AllReduce, bytes);
-      backward_comm = cost(Collective::AllReduce, entry_bytes) +
-                      mlp_halves * cost(Collective::AllReduce, bytes);
-    }
-    const bool tp_overlap = tp_comm_overlap_applies(ctx.traits, ctx.tp_group);
-    if (tp_overlap) {
-      out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm + tp_hideable_extra, t);
-      out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
-    } else {
-      out.forward.tp_comm = forward_comm;
-      out.backward.tp_comm = ctx.traits.tp_backward_overlap
-                                 ? std::max(backward_comm - blk.backward_wgrad, 0.0)
-                                 : backward_comm;
-    }
-    // The hidden part still holds SMs away from the GEMMs it overlaps.
-    const double sm_share = comm_sm_fraction(ctx.node->gpu);
-    out.forward.compute += sm_share * std::max(forward_comm - out.forward.tp_comm, 0.0);
-    out.backward.compute += sm_share * std::max(backward_comm - out.backward.tp_comm, 0.0);
-    if (sp && !tp_overlap) {
-      // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
-      // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
-      const double regather = gather_entry + gather;
-      out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
-    }
+// Tensor parallelism: two all-reduces of T x h per pass (Shoeybi et al. 2019), or with
+// sequence parallelism an all-gather and a reduce-scatter of the same tensor each
+// (Korthikanti et al. 2022 §4.2.2: same volume); the exposed part goes to tp_comm, the SMs
+// the hidden part holds to compute.
+void add_tp_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& blk,
+                 double attention_entry_width, bool moe_layer) {
+  const ParallelPlan& p = *ctx.plan;
+  if (p.tp <= 1) return;
+  const double t = static_cast<double>(p.tp);
+  const double T = ctx.tokens;
+  const double h = static_cast<double>(ctx.model->hidden_size);
+  const double bpv = activation_bytes(ctx.training->precision);
+  const bool sp = p.sequence_parallel;
+  const double bytes = bpv * T * h;
+  const double entry_bytes = bpv * T * attention_entry_width;
+  auto cost = [&](Collective op, double size) {
+    return collective_cost(*ctx.node, op, ctx.tp_group, size).time_s;
+  };
+  // Per half (attention, MLP): with sequence parallelism an all-gather into the column-
+  // parallel GEMMs and a reduce-scatter after the row-parallel one, in both passes; without
+  // it an all-reduce after the row-parallel GEMM forward and one of the input gradient at
+  // the column-parallel entry backward. A MoE layer with sequence parallelism hands its
+  // sequence-sharded input straight to the token dispatcher (its all-to-all and expert-TP
+  // gathers are expert communication, moe_layer_time), so only the attention half has the
+  // dense TP pair.
+  const double mlp_halves = moe_layer && sp ? 0.0 : 1.0;
+  double forward_comm = 0;
+  double backward_comm = 0;
+  double gather_entry = 0;  // sequence parallel: all-gather into the attention entry
+  double gather = 0;        // ... and into the MLP
+  if (sp) {
+    gather_entry = cost(Collective::AllGather, entry_bytes);
+    gather = cost(Collective::AllGather, bytes);
+    const double scatter = cost(Collective::ReduceScatter, bytes);
+    forward_comm = gather_entry + scatter + mlp_halves * (gather + scatter);
+    backward_comm = forward_comm;
+  } else {
+    forward_comm = (1.0 + mlp_halves) * cost(Collective::AllReduce, bytes);
+    backward_comm =
+        cost(Collective::AllReduce, entry_bytes) + mlp_halves * cost(Collective::AllReduce, bytes);
   }
-
-  // Context parallelism: ring exchange of this rank's K and V (cp - 1 steps), each step
-  // overlapped with the attention of the previous block; the backward pass moves K, V and
-  // their gradients (Liu et al. 2023 Ring Attention; Megatron-Core CP).
-  if (p.cp > 1) {
-    const double cp = static_cast<double>(p.cp);
-    const double kv_bytes = 2 * bpv * T * kvw / t;
-    const double step =
-        collective_cost(*ctx.node, Collective::SendRecv, ctx.cp_group, kv_bytes).time_s;
-    out.forward.cp_comm = (cp - 1) * std::max(step - core.forward / cp, 0.0);
-    out.backward.cp_comm = (cp - 1) * std::max(2 * step - core.backward / cp, 0.0);
-    const double sm_share = comm_sm_fraction(ctx.node->gpu);
-    out.forward.compute += sm_share * ((cp - 1) * step - out.forward.cp_comm);
-    out.backward.compute += sm_share * ((cp - 1) * 2 * step - out.backward.cp_comm);
+  const bool tp_overlap = tp_comm_overlap_applies(ctx.traits, ctx.tp_group);
+  if (tp_overlap) {
+    out.forward.tp_comm = exposed(forward_comm, blk.forward_gemm, t);
+    out.backward.tp_comm = exposed(backward_comm, blk.backward_wgrad + blk.backward_dgrad, t);
+  } else {
+    out.forward.tp_comm = forward_comm;
+    out.backward.tp_comm = ctx.traits.tp_backward_overlap
+                               ? std::max(backward_comm - blk.backward_wgrad, 0.0)
+                               : backward_comm;
   }
+  // The hidden part still holds SMs away from the GEMMs it overlaps.
+  const double sm_share = comm_sm_fraction(ctx.node->gpu);
+  out.forward.compute += sm_share * std::max(forward_comm - out.forward.tp_comm, 0.0);
+  out.backward.compute += sm_share * std::max(backward_comm - out.backward.tp_comm, 0.0);
+  if (sp && !tp_overlap) {
+    // Sequence parallelism re-gathers each column-parallel input for its weight gradient,
+    // overlapped with the input-gradient GEMM (Korthikanti et al. 2022 §4.2.3).
+    const double regather = gather_entry + gather;
+    out.backward.tp_comm += std::max(regather - blk.backward_dgrad, 0.0);
+  }
+}
 
-  // Recomputation before the backward pass.
-  switch (p.recompute) {
+// Context parallelism: ring exchange of this rank's K and V (cp - 1 steps), each step
+// overlapped with the attention of the previous block; the backward pass moves K, V and
+// their gradients (Liu et al. 2023 Ring Attention; Megatron-Core CP).
+void add_cp_comm(LayerTime& out, const CostContext& ctx, const AttentionCore& core) {
+  const ParallelPlan& p = *ctx.plan;
+  if (p.cp <= 1) return;
+  const double cp = static_cast<double>(p.cp);
+  const double kv_bytes = 2 * activation_bytes(ctx.training->precision) * ctx.tokens *
+                          static_cast<double>(ctx.model->kv_width()) / static_cast<double>(p.tp);
+  const double step =
+      collective_cost(*ctx.node, Collective::SendRecv, ctx.cp_group, kv_bytes).time_s;
+  out.forward.cp_comm = (cp - 1) * std::max(step - core.forward / cp, 0.0);
+  out.backward.cp_comm = (cp - 1) * std::max(2 * step - core.backward / cp, 0.0);
+  const double sm_share = comm_sm_fraction(ctx.node->gpu);
+  out.forward.compute += sm_share * ((cp - 1) * step - out.forward.cp_comm);
+  out.backward.compute += sm_share * ((cp - 1) * 2 * step - out.backward.cp_comm);
+}
+
+// Recomputation before the backward pass: the whole forward (full), or the attention core and
+// what selective recomputation redoes.
+void add_recompute(LayerTime& out, const CostContext& ctx, const BlockTimes& blk,
+                   const AttentionCore& core) {
+  switch (ctx.plan->recompute) {
     case Recompute::Full:
       out.recompute = out.forward;
       out.executed_flops += out.model_flops / 3.0;
@@ -492,6 +377,31 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
     case Recompute::None:
       break;
   }
+}
+
+// The attention half and the norm/residual kernels shared by dense and MoE layers, plus the
+// tensor- and context-parallel communication; `mlp` adds the MLP-specific part.
+LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, bool moe_layer) {
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  BlockTimes blk = mlp;
+  const AttentionWidths widths = add_attention_projections(blk, ops, ctx);
+  add_adapters(blk, ops, ctx, moe_layer);
+  add_layer_kernels(blk, ops, ctx, widths.rotary);
+
+  const AttentionCore core = attention_core(ctx);
+  record(
+      ctx,
+      ctx.traits.flash_attention || ctx.plan->cp > 1 ? "attention (flash)" : "attention (unfused)",
+      "attention", core.executed_flops_forward, 0, core.forward, core.backward);
+  LayerTime out;
+  out.forward.compute = blk.forward_compute + core.forward;
+  out.backward.compute = blk.backward_compute + core.backward;
+  out.model_flops = blk.model_flops + 3 * core.model_flops_forward;
+  out.executed_flops = blk.executed_flops + 3 * core.executed_flops_forward;
+  out.backward_weight = blk.backward_wgrad + blk.adapter_wgrad;
+  add_tp_comm(out, ctx, blk, widths.entry, moe_layer);
+  add_cp_comm(out, ctx, core);
+  add_recompute(out, ctx, blk, core);
   return out;
 }
 
@@ -500,7 +410,7 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, double tp_hi
 LayerTime dense_layer_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const ParallelPlan& p = *ctx.plan;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double t = static_cast<double>(p.tp);
   const double T = ctx.tokens;
   const double h = static_cast<double>(m.hidden_size);
@@ -518,14 +428,14 @@ LayerTime dense_layer_time(const CostContext& ctx) {
                   swiglu ? "swiglu_forward" : "gelu_forward",
                   swiglu ? "swiglu_backward" : "gelu_backward");
   }
-  return layer_time(ctx, mlp, 0.0, false);
+  return layer_time(ctx, mlp, false);
 }
 
 LayerTime moe_layer_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const MoeSpec& moe = *m.moe;
   const ParallelPlan& p = *ctx.plan;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double t = static_cast<double>(p.tp);
   const double etp = static_cast<double>(p.expert_tp());
   const double T = ctx.tokens;
@@ -580,7 +490,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const double permuted_rows = 2 * dispatched * k + (local_experts > 1 ? 2 * expert_rows : 0.0);
   add_memory_op(mlp, "token permutation", ops, ctx, 2 * bpv * permuted_rows * h);
 
-  LayerTime out = layer_time(ctx, mlp, 0.0, true);
+  LayerTime out = layer_time(ctx, mlp, true);
   if (p.ep > 1) {
     // Token dispatch and combine: all-to-alls of the dispatched tokens (top_k copies of each,
     // h values), forward and again backward.
@@ -620,21 +530,22 @@ LayerTime moe_layer_time(const CostContext& ctx) {
 
 LayerTime embedding_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double bpv = activation_bytes(ctx.training->precision);
   const double rows = ctx.tokens * static_cast<double>(m.hidden_size);
   LayerTime out;
   // Gather rows (+ position embeddings), then the gradient scatter-add backward.
   out.forward.compute = ops.memory(2 * bpv * rows);
-  // The gradient scatter-add, unless the embedding is frozen (LoRA).
+  // The gradient scatter-add, unless the embedding is frozen (LoRA): a weight gradient only.
   out.backward.compute = frozen_weights(ctx) ? 0.0 : ops.memory(3 * 4.0 * rows);
+  out.backward_weight = out.backward.compute;
   return out;
 }
 
 LayerTime output_layer_time(const CostContext& ctx) {
   const ModelSpec& m = *ctx.model;
   const ParallelPlan& p = *ctx.plan;
-  const Ops ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
+  const OpTime ops{ctx, ctx.node->gpu, gemm_precision_of(*ctx.training)};
   const double t = static_cast<double>(p.tp);
   const double T = ctx.tokens;
   const double h = static_cast<double>(m.hidden_size);
@@ -644,7 +555,7 @@ LayerTime output_layer_time(const CostContext& ctx) {
   add_memory_op(blk, "final norm", ops, ctx, 2 * bpv * T * h);
   // The output GEMM runs in 16-bit even in fp8 recipes (Transformer Engine keeps the first
   // and last layers in higher precision).
-  const Ops wide{ctx, ctx.node->gpu, attention_precision_of(*ctx.training)};
+  const OpTime wide{ctx, ctx.node->gpu, attention_precision_of(*ctx.training)};
   add_linear(blk, "output layer", wide, ctx, T, vocab, h);
   // Cross entropy: read the logits, softmax in fp32, write the gradient.
   const double logits = T * vocab;
@@ -653,6 +564,7 @@ LayerTime output_layer_time(const CostContext& ctx) {
   LayerTime out;
   out.forward.compute = blk.forward_compute;
   out.backward.compute = blk.backward_compute;
+  out.backward_weight = blk.backward_wgrad;
   out.model_flops = blk.model_flops;
   out.executed_flops = blk.executed_flops;
   if (p.recompute == Recompute::Full) out.recompute.compute = 0;  // the head is not recomputed

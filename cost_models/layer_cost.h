@@ -1,9 +1,10 @@
 // Time of one micro-batch through one transformer layer (and through the embedding and the
 // output layer) on one GPU: every op of the forward and backward pass with its FLOPs and
 // bytes, GEMMs timed by core/gemm_efficiency.h, attention as flash attention (no s^2 traffic)
-// or as the unfused score/softmax/dropout chain, memory-bound kernels at achievable HBM
-// bandwidth, and the tensor-, context- and expert-parallel collectives with the part that
-// the framework hides under compute removed. Recomputation adds its forward work.
+// or as the unfused score/softmax/dropout chain (attention_cost.h), memory-bound kernels at
+// achievable HBM bandwidth, and the tensor-, context- and expert-parallel collectives with
+// the part that the framework hides under compute removed. Recomputation adds its forward
+// work.
 // Tested in tests/cost_models/step_model_test.cpp and beyond_3d_test.cpp (FLOP counts against
 // Narayanan et al. 2021 eq. 3, tp=1 => no tp time, monotonicity).
 #pragma once
@@ -31,7 +32,10 @@ PassTime operator*(const PassTime& time, double factor);
 struct LayerTime {
   PassTime forward;
   PassTime backward;
-  PassTime recompute;         // extra forward work redone before the backward pass
+  PassTime recompute;  // extra forward work redone before the backward pass
+  // The weight-gradient part of backward.compute, seconds: the GEMMs (and the embedding's
+  // scatter-add) that compute parameter gradients, which zero-bubble schedules defer (W).
+  double backward_weight = 0;
   double model_flops = 0;     // forward + backward FLOPs without recomputation (one GPU)
   double executed_flops = 0;  // including recomputation and the unmasked attention blocks
 };

@@ -24,14 +24,24 @@ MemoryEstimate estimate_memory(const Job& job) {
   return estimate_memory(job, framework_traits(job.framework, job.training, job.plan));
 }
 
-MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
+namespace {
+
+// What the memory of every stage shares: the activation model's options and per-layer sizes,
+// the pipeline schedule, and the tokens of one micro-batch on one GPU.
+struct ActivationInputs {
+  ActivationOptions options;
+  LayerActivationBytes dense;
+  LayerActivationBytes moe;
+  PipelineShape shape;
+  double tokens = 0;
+};
+
+ActivationInputs activation_inputs(const Job& job, const FrameworkTraits& traits) {
   const ModelSpec& model = job.model;
   const ParallelPlan& plan = job.plan;
   const TrainingSpec& training = job.training;
-  const double t = static_cast<double>(plan.tp);
-  const double bpv = activation_bytes(training.precision);
-
-  ActivationOptions act;
+  ActivationInputs in;
+  ActivationOptions& act = in.options;
   act.micro_batch_size = plan.micro_batch_size;
   act.seq_length = training.seq_length;
   act.tp = plan.tp;
@@ -40,78 +50,101 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
   act.recompute = plan.recompute;
   act.flash_attention = traits.flash_attention;
   act.dropout = model_uses_dropout(model) && traits.model_dropout;
-  act.bytes_per_value = bpv;
+  act.bytes_per_value = activation_bytes(training.precision);
   if (traits.fp8_saves_gemm_inputs) act.gemm_input_bytes = 1;  // set for fp8 training only
   act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
-  const LayerActivationBytes dense = dense_layer_activation_bytes(model, act);
-  const LayerActivationBytes moe =
-      model.moe ? moe_layer_activation_bytes(model, act, plan.ep, plan.expert_tp())
-                : LayerActivationBytes{};
+  in.dense = dense_layer_activation_bytes(model, act);
+  in.moe = model.moe ? moe_layer_activation_bytes(model, act, plan.ep, plan.expert_tp())
+                     : LayerActivationBytes{};
+  in.shape.kind = plan.schedule;
+  in.shape.pp = plan.pp;
+  in.shape.vpp = plan.vpp;
+  in.shape.num_micro_batches = plan.num_micro_batches(training.global_batch_size);
+  in.tokens = static_cast<double>(plan.micro_batch_size) *
+              static_cast<double>(training.seq_length) / static_cast<double>(plan.cp);
+  return in;
+}
 
-  PipelineShape shape;
-  shape.kind = plan.schedule;
-  shape.pp = plan.pp;
-  shape.vpp = plan.vpp;
-  shape.num_micro_batches = plan.num_micro_batches(training.global_batch_size);
+// Activations of one stage: its layers' stored tensors for every micro-batch chunk in flight,
+// the pipeline buffers, the first stage's dropout mask and the last stage's output layer inputs.
+double stage_activation_bytes(const Job& job, const FrameworkTraits& traits,
+                              const StageParameters& sp, const ActivationInputs& in,
+                              int64_t in_flight_chunks) {
+  const ParallelPlan& plan = job.plan;
+  const double bpv = in.options.bytes_per_value;
+  const double h = static_cast<double>(job.model.hidden_size);
+  const double rep = in.options.sequence_parallel ? 1.0 / static_cast<double>(plan.tp) : 1.0;
+  const double chunks = static_cast<double>(in_flight_chunks);
+  const double layers_per_chunk =
+      static_cast<double>(sp.num_layers) / static_cast<double>(plan.vpp);
+  const double per_layer_stored =
+      sp.num_layers == 0
+          ? 0.0
+          : (static_cast<double>(sp.num_moe_layers) * in.moe.stored +
+             static_cast<double>(sp.num_layers - sp.num_moe_layers) * in.dense.stored) /
+                static_cast<double>(sp.num_layers);
+  double bytes = chunks * layers_per_chunk * per_layer_stored;
+  if (traits.pipe_buffers_per_micro_batch && plan.pp > 1) {
+    // Received input and sent output activation of every in-flight micro-batch.
+    bytes += chunks * 2 * bpv * in.tokens * h;
+  }
+  if (sp.stage == 0 && in.options.dropout) {
+    bytes += chunks * in.tokens * h * rep;  // mask
+  }
+  if (sp.stage == plan.pp - 1) {
+    // Final norm input and output-layer input.
+    bytes += 2 * bpv * in.tokens * h * rep;
+  }
+  return bytes;
+}
 
-  const double tokens = static_cast<double>(plan.micro_batch_size) *
-                        static_cast<double>(training.seq_length) / static_cast<double>(plan.cp);
-  const double h = static_cast<double>(model.hidden_size);
-  const double rep = act.sequence_parallel ? 1.0 / t : 1.0;
-  const double fc1_width = static_cast<double>(model.ffn_hidden_size) *
-                           (model.activation == Activation::Swiglu ? 2.0 : 1.0);
+// One stage's memory: its sharded weights, gradients and optimizer state, activations,
+// backward working set, logits (last stage), framework workspace and allocator reserve.
+StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const StageParameters& sp,
+                         const ActivationInputs& in) {
+  const ParallelPlan& plan = job.plan;
+  const double t = static_cast<double>(plan.tp);
+  StageMemory m;
+  m.stage = sp.stage;
+  m.params = sp.dense_params + sp.expert_params;
+  const ShardedBytes sharded =
+      sharded_state_bytes(sp, plan, traits, job.training, job.cluster.node.gpu);
+  m.weights_bytes = sharded.weights;
+  m.gradients_bytes = sharded.gradients;
+  m.optimizer_bytes = sharded.optimizer;
+  m.transient_bytes = sharded.transient;
 
+  m.in_flight_chunks = peak_in_flight_chunks(in.shape, sp.stage);
+  m.activations_bytes = stage_activation_bytes(job, traits, sp, in, m.in_flight_chunks);
+  const double layer_transient =
+      std::max(sp.num_moe_layers > 0 ? in.moe.transient : 0.0,
+               sp.num_layers > sp.num_moe_layers ? in.dense.transient : 0.0);
+  // Backward working set: the gradient of the widest activation (FC1 output) alive beside
+  // the stored tensors.
+  const double fc1_width = static_cast<double>(job.model.ffn_hidden_size) *
+                           (job.model.activation == Activation::Swiglu ? 2.0 : 1.0);
+  m.transient_bytes += layer_transient + in.options.bytes_per_value * in.tokens * fc1_width / t;
+  if (sp.stage == plan.pp - 1) {
+    // The logits and loss buffers of one micro-batch (vocabulary split over tp).
+    const double vocab = static_cast<double>(job.model.vocab_size) / t;
+    m.logits_bytes = in.tokens * vocab * traits.logits_bytes_per_element;
+  }
+  m.workspace_bytes = traits.workspace_gib * kGiB;
+  // Reserved = in use / (1 - fragmented fraction) for the per-step tensors.
+  const double per_step = m.activations_bytes + m.transient_bytes + m.logits_bytes;
+  m.fragmentation_bytes =
+      per_step * traits.allocator_fragmentation / (1.0 - traits.allocator_fragmentation);
+  return m;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
+  const ActivationInputs in = activation_inputs(job, traits);
   MemoryEstimate out;
   out.capacity_bytes = job.cluster.node.gpu.memory_gib * kGiB;
   for (const StageParameters& sp : stage_parameters(job)) {
-    StageMemory m;
-    m.stage = sp.stage;
-    m.params = sp.dense_params + sp.expert_params;
-    const ShardedBytes sharded =
-        sharded_state_bytes(sp, plan, traits, training, job.cluster.node.gpu);
-    m.weights_bytes = sharded.weights;
-    m.gradients_bytes = sharded.gradients;
-    m.optimizer_bytes = sharded.optimizer;
-    m.transient_bytes = sharded.transient;
-
-    m.in_flight_chunks = peak_in_flight_chunks(shape, sp.stage);
-    const double layers_per_chunk =
-        static_cast<double>(sp.num_layers) / static_cast<double>(plan.vpp);
-    const double per_layer_stored =
-        sp.num_layers == 0
-            ? 0.0
-            : (static_cast<double>(sp.num_moe_layers) * moe.stored +
-               static_cast<double>(sp.num_layers - sp.num_moe_layers) * dense.stored) /
-                  static_cast<double>(sp.num_layers);
-    m.activations_bytes =
-        static_cast<double>(m.in_flight_chunks) * layers_per_chunk * per_layer_stored;
-    const double layer_transient =
-        std::max(sp.num_moe_layers > 0 ? moe.transient : 0.0,
-                 sp.num_layers > sp.num_moe_layers ? dense.transient : 0.0);
-    // Backward working set: the gradient of the widest activation (FC1 output) alive beside
-    // the stored tensors.
-    m.transient_bytes += layer_transient + bpv * tokens * fc1_width / t;
-
-    if (traits.pipe_buffers_per_micro_batch && plan.pp > 1) {
-      // Received input and sent output activation of every in-flight micro-batch.
-      m.activations_bytes += static_cast<double>(m.in_flight_chunks) * 2 * bpv * tokens * h;
-    }
-    if (sp.stage == 0 && act.dropout) {
-      m.activations_bytes += static_cast<double>(m.in_flight_chunks) * tokens * h * rep;  // mask
-    }
-    if (sp.stage == plan.pp - 1) {
-      // Final norm input and output-layer input, then the logits and loss buffers of one
-      // micro-batch (vocabulary split over tp).
-      m.activations_bytes += 2 * bpv * tokens * h * rep;
-      const double vocab = static_cast<double>(model.vocab_size) / t;
-      m.logits_bytes = tokens * vocab * traits.logits_bytes_per_element;
-    }
-    m.workspace_bytes = traits.workspace_gib * kGiB;
-    // Reserved = in use / (1 - fragmented fraction) for the per-step tensors.
-    const double per_step = m.activations_bytes + m.transient_bytes + m.logits_bytes;
-    m.fragmentation_bytes =
-        per_step * traits.allocator_fragmentation / (1.0 - traits.allocator_fragmentation);
-    out.stages.push_back(m);
+    out.stages.push_back(stage_memory(job, traits, sp, in));
   }
   for (const auto& stage : out.stages) {
     if (stage.total_bytes() > out.peak_bytes) {

@@ -5,7 +5,9 @@
 
 #include "core/check.h"
 #include "core/collective.h"
+#include "core/units.h"
 #include "cost_models/collective_model.h"
+#include "cost_models/data_parallel_update.h"
 #include "cost_models/layer_cost.h"
 #include "cost_models/parameter_layout.h"
 
@@ -13,24 +15,263 @@ namespace parplan::cost {
 
 namespace {
 
-// Megatron-Core DDP bucket: at least 40M parameters (distributed.DistributedDataParallelConfig
-// bucket_size = max(40000000, 1000000 * dp)); the last bucket of a chunk cannot overlap.
-constexpr double kGradBucketParams = 40e6;
-
+// One micro-batch of one model chunk on one stage, seconds by kind.
 struct ChunkTime {
   PassTime forward;
-  PassTime backward;   // includes recomputation
-  PassTime recompute;  // the recomputation part alone
+  PassTime backward;           // includes recomputation
+  PassTime recompute;          // the recomputation part alone
+  double backward_weight = 0;  // the weight-gradient part of backward.compute
   double fsdp_forward = 0;
   double fsdp_backward = 0;
   double forward_total() const { return forward.total() + fsdp_forward; }
   double backward_total() const { return backward.total() + fsdp_backward; }
 };
+using ChunkTimes = std::vector<std::vector<ChunkTime>>;  // [stage][chunk]
 
 struct FsdpCosts {
   double gather_s = 0;  // all-gather of one layer's 16-bit weights
   double reduce_s = 0;  // reduce-scatter of one layer's gradients
 };
+
+// Whether ZeRO-3 / FSDP gathers each layer's weights per micro-batch. With pipelining some
+// frameworks gather a stage once per step instead (FrameworkTraits::fsdp_unsharded_with_pp);
+// that traffic then goes with the data-parallel reduction (data_parallel_update).
+bool gathers_per_layer(const ParallelPlan& plan, const FrameworkTraits& traits) {
+  return plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
+}
+
+// ZeRO-3 / FSDP collectives of one layer of the first stage over the shard group: each layer's
+// weights are gathered before its forward and again before its backward, and its gradients
+// reduce-scattered after (zero when the weights are not gathered per layer).
+FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& first_stage,
+                           bool per_layer_fsdp) {
+  FsdpCosts fsdp;
+  if (!per_layer_fsdp || first_stage.num_layers == 0) return fsdp;
+  const ParallelPlan& plan = *ctx.plan;
+  const NodeSpec& node = *ctx.node;
+  const GroupPlacement shard_group =
+      plan.zero_shard_size > 0 ? place_strided(plan.zero_shard_size, plan.tp, node, plan.num_gpus())
+                               : data_parallel_group(plan, node, ctx.traits);
+  const double layers = std::max<double>(1.0, static_cast<double>(first_stage.num_layers));
+  const double layer_dense = (first_stage.dense_params - first_stage.embedding_params) / layers;
+  const double bpv = activation_bytes(ctx.training->precision);
+  fsdp.gather_s =
+      collective_cost(node, Collective::AllGather, shard_group, layer_dense * bpv).time_s;
+  const bool lora = ctx.training->method == TrainingMethod::Lora;
+  const double layer_trainable = lora ? first_stage.adapter_params / layers : layer_dense;
+  fsdp.reduce_s = collective_cost(node, Collective::ReduceScatter, shard_group,
+                                  layer_trainable * ctx.traits.grad_reduce_bytes)
+                      .time_s;
+  return fsdp;
+}
+
+// One layer's exposed ZeRO-3 / FSDP time per micro-batch: prefetching overlaps each gather and
+// reduce-scatter with the neighbouring layer's compute (torchtitan FSDP2, DeepSpeed ZeRO-3
+// prefetch); what the compute cannot hide is exposed, and the hidden part holds SMs.
+void add_fsdp_layer(ChunkTime& c, const LayerTime& layer, const FsdpCosts& fsdp,
+                    const CostContext& ctx) {
+  const double f = layer.forward.total();
+  const double b = layer.backward.total() + layer.recompute.total();
+  const double sm_share = comm_sm_fraction(ctx.node->gpu);
+  c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0) + sm_share * std::min(fsdp.gather_s, f);
+  // With the post-gradient prefetch the next layer's gather waits for this layer's
+  // gradients (exposed); only the reduce-scatter runs under the backward compute.
+  const bool post = ctx.traits.fsdp_backward_prefetch_post;
+  const double exposed_gather = post ? fsdp.gather_s : 0.0;
+  const double overlapped = fsdp.reduce_s + (post ? 0.0 : fsdp.gather_s);
+  c.fsdp_backward +=
+      exposed_gather + std::max(overlapped - b, 0.0) + sm_share * std::min(overlapped, b);
+}
+
+// Seconds per micro-batch to add a chunk's gradients into the fp32 buffer after its backward
+// (FrameworkTraits::grad_accumulation_bytes_per_micro_batch).
+double grad_accumulation_s(const CostContext& ctx, const StageParameters& sp) {
+  const bool lora = ctx.training->method == TrainingMethod::Lora;
+  const double trainable = lora ? sp.adapter_params : sp.dense_params + sp.expert_params;
+  const double chunk_params = trainable / static_cast<double>(ctx.plan->vpp);
+  return chunk_params * ctx.traits.grad_accumulation_bytes_per_micro_batch /
+         memory_kernel_bytes_per_s(ctx.node->gpu, ctx.traits);
+}
+
+// Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
+// first chunk and the output layer on the last.
+ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
+                       const std::vector<StageParameters>& stages, const FsdpCosts& fsdp,
+                       bool per_layer_fsdp) {
+  const ModelSpec& model = *ctx.model;
+  const ParallelPlan& plan = *ctx.plan;
+  const auto chunk_layers = layers_per_chunk(model, plan);
+  ChunkTimes chunks(plan.pp, std::vector<ChunkTime>(plan.vpp));
+  int64_t first_layer = 0;
+  for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
+    const int64_t stage = index % plan.pp;
+    ChunkTime& c = chunks[stage][index / plan.pp];
+    for (int64_t l = first_layer; l < first_layer + chunk_layers[index]; ++l) {
+      const LayerTime& layer = model.is_moe_layer(l) ? layers.moe : layers.dense;
+      c.forward += layer.forward;
+      c.backward += layer.backward;
+      c.backward += layer.recompute;
+      c.recompute += layer.recompute;
+      c.backward_weight += layer.backward_weight;
+      if (per_layer_fsdp) add_fsdp_layer(c, layer, fsdp, ctx);
+    }
+    if (ctx.traits.grad_accumulation_bytes_per_micro_batch > 0) {
+      const double accumulation_s = grad_accumulation_s(ctx, stages[stage]);
+      c.backward.compute += accumulation_s;
+      c.backward_weight += accumulation_s;  // follows the weight-gradient GEMMs
+    }
+    if (per_layer_fsdp && chunk_layers[index] > 0) {
+      c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
+      c.fsdp_backward += fsdp.reduce_s;  // nor the last reduce-scatter
+    }
+    if (index == 0) {
+      c.forward += layers.embedding.forward;
+      c.backward += layers.embedding.backward;
+      c.backward_weight += layers.embedding.backward_weight;
+    }
+    if (index == plan.pp * plan.vpp - 1) {
+      c.forward += layers.head.forward;
+      c.backward += layers.head.backward;
+      c.backward_weight += layers.head.backward_weight;
+    }
+    first_layer += chunk_layers[index];
+  }
+  return chunks;
+}
+
+// Pipeline point-to-point time per micro-batch and boundary: the boundary activation (1/tp of
+// it with the scatter-gather optimisation, Narayanan et al. 2021 §4.1).
+double pipeline_p2p_s(const CostContext& ctx) {
+  const ParallelPlan& plan = *ctx.plan;
+  const NodeSpec& node = *ctx.node;
+  if (plan.pp <= 1) return 0.0;
+  const GroupPlacement pp_group = place_group(plan, node, {"pp"});
+  double bytes = activation_bytes(ctx.training->precision) * ctx.tokens *
+                 static_cast<double>(ctx.model->hidden_size);
+  if ((ctx.traits.pp_scatter_gather || plan.sequence_parallel) && plan.tp > 1) {
+    bytes /= static_cast<double>(plan.tp);
+  }
+  // Adjacent stages sit on one node unless the pipeline crosses a node boundary between
+  // them: with ranks_per_node stages per node, one boundary in ranks_per_node does. The
+  // simulation uses the mean transfer time (every micro-batch crosses every boundary).
+  GroupPlacement local = place_strided(2, 1, node.gpus_per_node);
+  GroupPlacement remote = place_strided(2, node.gpus_per_node, node.gpus_per_node);
+  remote.nic_share = pp_group.nic_share;
+  const double crossing =
+      pp_group.crosses_nodes() ? 1.0 / static_cast<double>(pp_group.ranks_per_node) : 0.0;
+  const double t_local = collective_cost(node, Collective::SendRecv, local, bytes).time_s;
+  const double t_remote = collective_cost(node, Collective::SendRecv, remote, bytes).time_s;
+  return crossing * t_remote + (1.0 - crossing) * t_local;
+}
+
+// The pipeline simulation's input: the schedule, every stage's chunk times, the transfer.
+PipelineInput pipeline_input(const CostContext& ctx, const ChunkTimes& chunks,
+                             int64_t num_micro_batches, double p2p_s, bool record_events) {
+  const ParallelPlan& plan = *ctx.plan;
+  PipelineInput pipe;
+  pipe.shape = {plan.schedule, plan.pp, plan.vpp, num_micro_batches};
+  pipe.p2p_s = p2p_s;
+  pipe.p2p_blocks_sender = ctx.traits.pipeline_p2p_blocking;
+  pipe.record_events = record_events;
+  for (const auto& stage_chunks : chunks) {
+    StageTimes st;
+    for (const ChunkTime& c : stage_chunks) {
+      st.forward.push_back(c.forward_total());
+      st.backward.push_back(c.backward_total());
+      // Zero-bubble schedules defer the weight gradients (W) and run the input gradients (B)
+      // first (Qi et al. 2024, arXiv 2401.10241; sail-sg/zero-bubble-pipeline-parallelism
+      // defers the linear layers' wgrad_gemm_accum calls through its WeightGradStore).
+      st.backward_weight.push_back(c.backward_weight);
+    }
+    pipe.stages.push_back(std::move(st));
+  }
+  return pipe;
+}
+
+// Every chunk's times by kind, for traces.
+std::vector<std::vector<StepEstimate::ChunkParts>> chunk_parts(const ChunkTimes& chunks) {
+  std::vector<std::vector<StepEstimate::ChunkParts>> parts;
+  for (const auto& stage_chunks : chunks) {
+    auto& stage_parts = parts.emplace_back();
+    for (const ChunkTime& c : stage_chunks) {
+      stage_parts.push_back(
+          {c.forward, c.backward, c.recompute.total(), c.fsdp_forward, c.fsdp_backward});
+    }
+  }
+  return parts;
+}
+
+// The bottleneck stage: the one with the most work (busy time plus its exposed reduction and
+// optimizer); the first of equals.
+int64_t most_work_stage(const PipelineResult& pipeline, const DataParallelUpdate& update) {
+  int64_t stage = 0;
+  double most_work = -1;
+  for (std::size_t s = 0; s < pipeline.busy_s.size(); ++s) {
+    const double work = pipeline.busy_s[s] + update.exposed_s[s] + update.optimizer_s[s];
+    if (work > most_work) {
+      most_work = work;
+      stage = static_cast<int64_t>(s);
+    }
+  }
+  return stage;
+}
+
+// The step by kind on the critical stage (`chunks` are its chunks): its m micro-batches of
+// work, its exposed reduction and optimizer. Everything else of the step is waiting on the
+// pipeline: warm-up and cool-down bubbles, imbalance between stages, p2p transfers.
+StepBreakdown critical_stage_breakdown(const std::vector<ChunkTime>& chunks,
+                                       int64_t num_micro_batches, double step_time_s,
+                                       double dp_exposed_s, double optimizer_s) {
+  StepBreakdown br;
+  const double mb = static_cast<double>(num_micro_batches);
+  double busy = 0;
+  for (const ChunkTime& ch : chunks) {
+    PassTime without_recompute_backward = ch.backward;
+    without_recompute_backward.compute -= ch.recompute.compute;
+    without_recompute_backward.tp_comm -= ch.recompute.tp_comm;
+    without_recompute_backward.cp_comm -= ch.recompute.cp_comm;
+    without_recompute_backward.ep_comm -= ch.recompute.ep_comm;
+    br.compute += mb * (ch.forward.compute + without_recompute_backward.compute);
+    br.recompute += mb * ch.recompute.total();
+    br.tp_comm += mb * (ch.forward.tp_comm + without_recompute_backward.tp_comm);
+    br.cp_comm += mb * (ch.forward.cp_comm + without_recompute_backward.cp_comm);
+    br.ep_comm += mb * (ch.forward.ep_comm + without_recompute_backward.ep_comm);
+    br.fsdp_comm += mb * (ch.fsdp_forward + ch.fsdp_backward);
+    busy += mb * (ch.forward_total() + ch.backward_total());
+  }
+  br.dp_comm = dp_exposed_s;
+  br.optimizer = optimizer_s;
+  br.pp_bubble = std::max(0.0, step_time_s - busy - br.dp_comm - br.optimizer);
+  return br;
+}
+
+// Throughput and model FLOPs utilisation of a step of `out.step_time_s`.
+void add_throughput(const Job& job, const LayerTimes& layers, StepEstimate& out) {
+  const ModelSpec& model = job.model;
+  const ParallelPlan& plan = job.plan;
+  const double gpus = static_cast<double>(job.cluster.num_gpus);
+  out.tokens_per_s = job.training.tokens_per_step() / out.step_time_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  // Model FLOPs per step: every layer's forward+backward FLOPs on every micro-batch, summed
+  // over the model-parallel GPUs of one replica, times the replicas (dp).
+  double replica_flops = 0;
+  double replica_hw_flops = 0;
+  for (int64_t l = 0; l < model.num_layers; ++l) {
+    const LayerTime& layer = model.is_moe_layer(l) ? layers.moe : layers.dense;
+    replica_flops += layer.model_flops;
+    replica_hw_flops += layer.executed_flops;
+  }
+  replica_flops += layers.head.model_flops;
+  replica_hw_flops += layers.head.executed_flops;
+  const double mb = static_cast<double>(out.num_micro_batches);
+  const double per_micro_batch_gpus = static_cast<double>(plan.tp * plan.cp);
+  out.model_flops = replica_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
+  out.hardware_flops = replica_hw_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
+  out.model_tflops_per_gpu = out.model_flops / out.step_time_s / gpus / kTera;
+  // MFU against the peak the job's GEMMs run at (the 16-bit one for fp8 on an A100).
+  out.mfu =
+      out.model_tflops_per_gpu / job.cluster.node.gpu.computed_peak_tflops(job.training.precision);
+}
 
 // Results are finite or a clear error: an infinite or NaN time means a figure of the node is
 // zero where the job needs it (the job loader rejects the known cases) or an input beyond what
@@ -116,318 +357,38 @@ StepEstimate estimate_step(const Job& job, const StepOptions& options) {
 }
 
 StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepOptions& options) {
-  const ModelSpec& model = job.model;
   const ParallelPlan& plan = job.plan;
-  const TrainingSpec& training = job.training;
-  const NodeSpec& node = job.cluster.node;
-  const CostContext ctx = CostContext::make(job, node);
-  const FrameworkTraits& traits = ctx.traits;
-  const double bpv = activation_bytes(training.precision);
-  const bool lora = training.method == TrainingMethod::Lora;
-
+  const CostContext ctx = CostContext::make(job, job.cluster.node);
   StepEstimate out;
-  out.memory = estimate_memory(job, traits);
-  out.num_micro_batches = plan.num_micro_batches(training.global_batch_size);
-  const int64_t m = out.num_micro_batches;
+  out.memory = estimate_memory(job, ctx.traits);
+  out.num_micro_batches = plan.num_micro_batches(job.training.global_batch_size);
 
-  const LayerTime& dense = layers.dense;
-  const LayerTime& moe = layers.moe;
-  const LayerTime& embedding = layers.embedding;
-  const LayerTime& head = layers.head;
-
-  // ZeRO-3 / FSDP: each layer's weights are gathered before its forward and again before its
-  // backward, and its gradients reduce-scattered after; prefetching overlaps them with the
-  // neighbouring layer's compute (torchtitan FSDP2, DeepSpeed ZeRO-3 prefetch).
   const auto stages = stage_parameters(job);
-  const GroupPlacement shard_group =
-      plan.zero_shard_size > 0
-          ? place_strided(plan.zero_shard_size, plan.tp, node, plan.num_gpus())
-          : place_group(plan, node,
-                        traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
-                                                   : std::vector<std::string>{"dp"});
-  FsdpCosts fsdp;
-  // With pipelining some frameworks gather a stage once per step instead of per layer and
-  // micro-batch (FrameworkTraits::fsdp_unsharded_with_pp); that traffic then goes with the
-  // data-parallel reduction below.
-  const bool per_layer_fsdp =
-      plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
-  if (per_layer_fsdp && stages.front().num_layers > 0) {
-    const double layer_dense =
-        (stages.front().dense_params - stages.front().embedding_params) /
-        std::max<double>(1.0, static_cast<double>(stages.front().num_layers));
-    fsdp.gather_s =
-        collective_cost(node, Collective::AllGather, shard_group, layer_dense * bpv).time_s;
-    const double layer_trainable =
-        lora ? stages.front().adapter_params /
-                   std::max<double>(1.0, static_cast<double>(stages.front().num_layers))
-             : layer_dense;
-    fsdp.reduce_s = collective_cost(node, Collective::ReduceScatter, shard_group,
-                                    layer_trainable * traits.grad_reduce_bytes)
-                        .time_s;
-  }
+  const bool per_layer_fsdp = gathers_per_layer(plan, ctx.traits);
+  const FsdpCosts fsdp = fsdp_layer_costs(ctx, stages.front(), per_layer_fsdp);
+  const ChunkTimes chunks = chunk_times(ctx, layers, stages, fsdp, per_layer_fsdp);
 
-  // Per stage and chunk: one micro-batch's forward and backward times.
-  const auto chunk_layers = layers_per_chunk(model, plan);
-  std::vector<std::vector<ChunkTime>> chunks(plan.pp, std::vector<ChunkTime>(plan.vpp));
-  int64_t first_layer = 0;
-  for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
-    const int64_t stage = index % plan.pp;
-    const int64_t chunk = index / plan.pp;
-    ChunkTime& c = chunks[stage][chunk];
-    for (int64_t l = first_layer; l < first_layer + chunk_layers[index]; ++l) {
-      const LayerTime& layer = model.is_moe_layer(l) ? moe : dense;
-      c.forward += layer.forward;
-      c.backward += layer.backward;
-      c.backward += layer.recompute;
-      c.recompute += layer.recompute;
-      if (per_layer_fsdp) {
-        const double f = layer.forward.total();
-        const double b = layer.backward.total() + layer.recompute.total();
-        const double sm_share = comm_sm_fraction(node.gpu);
-        c.fsdp_forward += std::max(fsdp.gather_s - f, 0.0) + sm_share * std::min(fsdp.gather_s, f);
-        // With the post-gradient prefetch the next layer's gather waits for this layer's
-        // gradients (exposed); only the reduce-scatter runs under the backward compute.
-        const bool post = traits.fsdp_backward_prefetch_post;
-        const double exposed_gather = post ? fsdp.gather_s : 0.0;
-        const double overlapped = fsdp.reduce_s + (post ? 0.0 : fsdp.gather_s);
-        c.fsdp_backward +=
-            exposed_gather + std::max(overlapped - b, 0.0) + sm_share * std::min(overlapped, b);
-      }
-    }
-    if (traits.grad_accumulation_bytes_per_micro_batch > 0) {
-      // The chunk's gradients added into the fp32 buffer after each micro-batch's backward.
-      const StageParameters& sp = stages[stage];
-      const double trainable = lora ? sp.adapter_params : sp.dense_params + sp.expert_params;
-      const double chunk_params = trainable / static_cast<double>(plan.vpp);
-      c.backward.compute += chunk_params * traits.grad_accumulation_bytes_per_micro_batch /
-                            memory_kernel_bytes_per_s(node.gpu, traits);
-    }
-    if (per_layer_fsdp && chunk_layers[index] > 0) {
-      c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
-      c.fsdp_backward += fsdp.reduce_s;  // nor the last reduce-scatter
-    }
-    if (index == 0) {
-      c.forward += embedding.forward;
-      c.backward += embedding.backward;
-    }
-    if (index == plan.pp * plan.vpp - 1) {
-      c.forward += head.forward;
-      c.backward += head.backward;
-    }
-    first_layer += chunk_layers[index];
-  }
+  out.p2p_s = pipeline_p2p_s(ctx);
+  out.pipeline = simulate_pipeline_fast(pipeline_input(ctx, chunks, out.num_micro_batches,
+                                                       out.p2p_s, options.record_pipeline_events));
+  if (options.record_pipeline_events) out.chunk_parts = chunk_parts(chunks);
 
-  // Pipeline point-to-point: the boundary activation (1/tp of it with the scatter-gather
-  // optimisation, Narayanan et al. 2021 §4.1).
-  if (plan.pp > 1) {
-    const GroupPlacement pp_group = place_group(plan, node, {"pp"});
-    double bytes = bpv * ctx.tokens * static_cast<double>(model.hidden_size);
-    if ((traits.pp_scatter_gather || plan.sequence_parallel) && plan.tp > 1) {
-      bytes /= static_cast<double>(plan.tp);
-    }
-    // Adjacent stages sit on one node unless the pipeline crosses a node boundary between
-    // them: with ranks_per_node stages per node, one boundary in ranks_per_node does. The
-    // simulation uses the mean transfer time (every micro-batch crosses every boundary).
-    GroupPlacement local = place_strided(2, 1, node.gpus_per_node);
-    GroupPlacement remote = place_strided(2, node.gpus_per_node, node.gpus_per_node);
-    remote.nic_share = pp_group.nic_share;
-    const double crossing =
-        pp_group.crosses_nodes() ? 1.0 / static_cast<double>(pp_group.ranks_per_node) : 0.0;
-    const double t_local = collective_cost(node, Collective::SendRecv, local, bytes).time_s;
-    const double t_remote = collective_cost(node, Collective::SendRecv, remote, bytes).time_s;
-    out.p2p_s = crossing * t_remote + (1.0 - crossing) * t_local;
-  }
-
-  PipelineInput pipe;
-  pipe.shape = {plan.schedule, plan.pp, plan.vpp, m};
-  pipe.p2p_s = out.p2p_s;
-  pipe.p2p_blocks_sender = traits.pipeline_p2p_blocking;
-  pipe.record_events = options.record_pipeline_events;
+  const DataParallelUpdate update =
+      data_parallel_update(job, ctx.traits, stages, out.pipeline, per_layer_fsdp);
+  out.hidden_dp_comm = update.hidden_s;
+  out.dp_exposed_s = update.exposed_s;
+  out.optimizer_s = update.optimizer_s;
+  // The step ends when the slowest stage's optimizer step does.
   for (int64_t s = 0; s < plan.pp; ++s) {
-    StageTimes st;
-    for (int64_t c = 0; c < plan.vpp; ++c) {
-      st.forward.push_back(chunks[s][c].forward_total());
-      st.backward.push_back(chunks[s][c].backward_total());
-      // Zero-bubble defers the weight-gradient GEMMs: about half the backward compute.
-      st.backward_weight.push_back(0.5 * chunks[s][c].backward.compute);
-    }
-    pipe.stages.push_back(std::move(st));
-  }
-  out.pipeline = simulate_pipeline_fast(pipe);
-  if (options.record_pipeline_events) {
-    out.chunk_parts.assign(plan.pp, std::vector<StepEstimate::ChunkParts>(plan.vpp));
-    for (int64_t s = 0; s < plan.pp; ++s) {
-      for (int64_t c = 0; c < plan.vpp; ++c) {
-        const ChunkTime& ch = chunks[s][c];
-        out.chunk_parts[s][c] = {ch.forward, ch.backward, ch.recompute.total(), ch.fsdp_forward,
-                                 ch.fsdp_backward};
-      }
-    }
+    out.step_time_s = std::max(
+        out.step_time_s, out.pipeline.finish_s[s] + update.exposed_s[s] + update.optimizer_s[s]);
   }
 
-  // Data-parallel gradient reduction per stage, then the optimizer and the parameter
-  // all-gather of the distributed optimizer.
-  const GroupPlacement dp_group =
-      place_group(plan, node,
-                  traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
-                                             : std::vector<std::string>{"dp"});
-  const int64_t expert_dp =
-      std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
-  const GroupPlacement expert_dp_group =
-      place_strided(expert_dp, plan.ep * plan.expert_tp(), node, plan.num_gpus());
-  // The distributed optimizer gathers updated parameters in the compute precision, in fp8
-  // where the parameters are fp8 (fp8_param_gather), or in the grad buffer's dtype where it
-  // gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
-  const double param_gather_bytes = fp8_params_apply(traits, node.gpu)  ? 1.0
-                                    : traits.param_gather_in_grad_dtype ? traits.grad_bytes
-                                                                        : bpv;
-  double best_end = 0;
-  std::vector<double> dp_exposed(plan.pp, 0.0);
-  std::vector<double> optimizer_s(plan.pp, 0.0);
-  double hidden_dp = 0;
-  for (int64_t s = 0; s < plan.pp; ++s) {
-    const StageParameters& sp = stages[s];
-    double stage_comm = 0;
-    double gather_comm = 0;
-    // Trainable parameters: everything, or only the adapters under LoRA.
-    const double trainable_dense = lora ? sp.adapter_params : sp.dense_params;
-    const double trainable_expert = lora ? 0.0 : sp.expert_params;
-    if (!per_layer_fsdp) {
-      const Collective reduce =
-          plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
-      stage_comm +=
-          collective_cost(node, reduce, dp_group, trainable_dense * traits.grad_reduce_bytes)
-              .time_s;
-      stage_comm += collective_cost(node, reduce, expert_dp_group,
-                                    trainable_expert * traits.grad_reduce_bytes)
-                        .time_s;
-      if (plan.zero_stage >= 1) {
-        gather_comm += collective_cost(node, Collective::AllGather, dp_group,
-                                       trainable_dense * param_gather_bytes)
-                           .time_s;
-        gather_comm += collective_cost(node, Collective::AllGather, expert_dp_group,
-                                       trainable_expert * param_gather_bytes)
-                           .time_s;
-      }
-    }
-    // Reduction of each chunk's gradients can start during its last backward pass.
-    double end = out.pipeline.finish_s[s];
-    if (traits.overlap_dp_grad_reduce && stage_comm > 0) {
-      std::vector<int64_t> order(plan.vpp);
-      for (int64_t c = 0; c < plan.vpp; ++c) order[c] = c;
-      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return out.pipeline.last_backward_start_s[s][a] < out.pipeline.last_backward_start_s[s][b];
-      });
-      double channel = 0;
-      const double params_per_chunk =
-          (trainable_dense + trainable_expert) / static_cast<double>(plan.vpp);
-      const double last_bucket = std::min(1.0, kGradBucketParams / std::max(1.0, params_per_chunk));
-      for (int64_t c : order) {
-        const double comm = stage_comm / static_cast<double>(plan.vpp);
-        const double start = std::max(channel, out.pipeline.last_backward_start_s[s][c]);
-        channel =
-            std::max(start + comm, out.pipeline.last_backward_end_s[s][c] + comm * last_bucket);
-      }
-      end = std::max(end, channel);
-      hidden_dp += 0;
-    } else {
-      end += stage_comm;
-    }
-    dp_exposed[s] = end - out.pipeline.finish_s[s];
-    // Gradient reduction hidden under the last backward passes slows them by the SMs it holds.
-    dp_exposed[s] += comm_sm_fraction(node.gpu) * std::max(stage_comm - dp_exposed[s], 0.0);
-    const double gather_exposed =
-        traits.overlap_param_gather
-            ? gather_comm * std::min(1.0, kGradBucketParams /
-                                              std::max(1.0, sp.dense_params + sp.expert_params))
-            : gather_comm;
-    dp_exposed[s] += gather_exposed;
-    hidden_dp = std::max(hidden_dp, stage_comm + gather_comm - dp_exposed[s]);
-    // Optimizer over the parameters this GPU updates (its ZeRO shard).
-    double updated = trainable_dense + trainable_expert;
-    if (plan.zero_stage >= 1) {
-      updated = trainable_dense / static_cast<double>(sp.dense_shard_group) +
-                trainable_expert / static_cast<double>(sp.expert_shard_group);
-    }
-    const GpuSpec& gpu = node.gpu;
-    if (auto it = gpu.kernel_gbps.find("adamw"); it != gpu.kernel_gbps.end()) {
-      // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts;
-      // an unfused optimizer moves its traffic relative to a fused step on top.
-      optimizer_s[s] = updated * 7 * traits.grad_bytes / (it->second * 1e9) *
-                       traits.optimizer_step_bytes_per_param / kFusedAdamStepBytesPerParam;
-    } else {
-      optimizer_s[s] = updated * traits.optimizer_step_bytes_per_param /
-                       (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
-    }
-    const double stage_end = out.pipeline.finish_s[s] + dp_exposed[s] + optimizer_s[s];
-    if (stage_end > best_end) {
-      best_end = stage_end;
-      out.critical_stage = s;
-    }
-  }
-  out.hidden_dp_comm = hidden_dp;
-  out.dp_exposed_s = dp_exposed;
-  out.optimizer_s = optimizer_s;
-  out.step_time_s = best_end;
-  // The breakdown follows the bottleneck stage: the one with the most work (busy time plus
-  // its exposed reduction and optimizer). Everything else of the step is waiting on the
-  // pipeline: warm-up and cool-down bubbles, imbalance between stages, p2p transfers.
-  double most_work = -1;
-  for (int64_t s = 0; s < plan.pp; ++s) {
-    const double work = out.pipeline.busy_s[s] + dp_exposed[s] + optimizer_s[s];
-    if (work > most_work) {
-      most_work = work;
-      out.critical_stage = s;
-    }
-  }
-
-  StepBreakdown& br = out.breakdown;
+  out.critical_stage = most_work_stage(out.pipeline, update);
   const int64_t cs = out.critical_stage;
-  const double mb = static_cast<double>(m);
-  double busy = 0;
-  for (int64_t c = 0; c < plan.vpp; ++c) {
-    const ChunkTime& ch = chunks[cs][c];
-    const PassTime without_recompute_backward = [&] {
-      PassTime b = ch.backward;
-      b.compute -= ch.recompute.compute;
-      b.tp_comm -= ch.recompute.tp_comm;
-      b.cp_comm -= ch.recompute.cp_comm;
-      b.ep_comm -= ch.recompute.ep_comm;
-      return b;
-    }();
-    br.compute += mb * (ch.forward.compute + without_recompute_backward.compute);
-    br.recompute += mb * ch.recompute.total();
-    br.tp_comm += mb * (ch.forward.tp_comm + without_recompute_backward.tp_comm);
-    br.cp_comm += mb * (ch.forward.cp_comm + without_recompute_backward.cp_comm);
-    br.ep_comm += mb * (ch.forward.ep_comm + without_recompute_backward.ep_comm);
-    br.fsdp_comm += mb * (ch.fsdp_forward + ch.fsdp_backward);
-    busy += mb * (ch.forward_total() + ch.backward_total());
-  }
-  br.dp_comm = dp_exposed[cs];
-  br.optimizer = optimizer_s[cs];
-  br.pp_bubble = std::max(0.0, out.step_time_s - busy - br.dp_comm - br.optimizer);
-
-  // Throughput and model FLOPs utilisation.
-  const double gpus = static_cast<double>(job.cluster.num_gpus);
-  out.tokens_per_s = training.tokens_per_step() / out.step_time_s;
-  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
-  // Model FLOPs per step: every layer's forward+backward FLOPs on every micro-batch, summed
-  // over the model-parallel GPUs of one replica, times the replicas (dp).
-  double replica_flops = 0;
-  double replica_hw_flops = 0;
-  for (int64_t l = 0; l < model.num_layers; ++l) {
-    const LayerTime& layer = model.is_moe_layer(l) ? moe : dense;
-    replica_flops += layer.model_flops;
-    replica_hw_flops += layer.executed_flops;
-  }
-  replica_flops += head.model_flops;
-  replica_hw_flops += head.executed_flops;
-  const double per_micro_batch_gpus = static_cast<double>(plan.tp * plan.cp);
-  out.model_flops = replica_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
-  out.hardware_flops = replica_hw_flops * per_micro_batch_gpus * mb * static_cast<double>(plan.dp);
-  out.model_tflops_per_gpu = out.model_flops / out.step_time_s / gpus / 1e12;
-  // MFU against the peak the job's GEMMs run at (the 16-bit one for fp8 on an A100).
-  out.mfu = out.model_tflops_per_gpu / node.gpu.computed_peak_tflops(training.precision);
+  out.breakdown = critical_stage_breakdown(chunks[cs], out.num_micro_batches, out.step_time_s,
+                                           update.exposed_s[cs], update.optimizer_s[cs]);
+  add_throughput(job, layers, out);
   check_finite_estimate(job, out);
   return out;
 }

@@ -1,7 +1,7 @@
 // The step-time model: per-stage micro-batch times from layer_cost, the pipeline schedule
 // simulated by pipeline_sim, then the data-parallel gradient reduction (overlapped with the
 // last backward passes where the framework does so), ZeRO/FSDP parameter gathers, and the
-// optimizer step. The breakdown sums to the step time. Tested in
+// optimizer step (data_parallel_update.h). The breakdown sums to the step time. Tested in
 // tests/cost_models/step_model_test.cpp (invariants: tp=1 => no tp time, pp=1 => no bubble,
 // total >= compute; breakdown sums to the total) and by `parplan validate --published`.
 #pragma once

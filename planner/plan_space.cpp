@@ -40,6 +40,154 @@ bool split_balanced(int64_t layers, int64_t chunks, double limit) {
   return largest <= limit * mean + 1e-9;
 }
 
+// The model-parallel degrees of a plan and the data-parallel degree they leave.
+struct Layout {
+  int64_t tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, vpp = 1;
+};
+
+// Every layout of the space in the order tp, cp, pp, ep, vpp (each ascending, or its pinned
+// value); combinations that are no layout are counted in `out` by reason.
+std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
+                                      const SpaceLimits& limits, Enumeration& out) {
+  const ModelSpec& model = job.model;
+  const int64_t gpus = job.cluster.num_gpus;
+  const int64_t gpn = job.cluster.node.gpus_per_node;
+  std::vector<int64_t> tps;
+  for (int64_t tp : divisors(gpus)) {
+    if (tp <= std::max<int64_t>(1, limits.max_tp_nodes * gpn) && tp <= model.num_attention_heads) {
+      tps.push_back(tp);
+    }
+  }
+  std::vector<int64_t> cps;
+  for (int64_t cp : divisors(gpus)) {
+    if (cp <= limits.max_cp && job.training.seq_length / cp >= limits.min_tokens_per_cp_rank)
+      cps.push_back(cp);
+  }
+  if (cps.empty()) cps.push_back(1);
+  std::vector<int64_t> eps = {1};
+  if (model.moe) eps = divisors(model.moe->num_experts);
+  auto reject = [&](const std::string& reason) {
+    ++out.considered;
+    ++out.rejected[reason];
+  };
+
+  std::vector<Layout> layouts;
+  for (int64_t tp : fixed_or(fixes.tp, tps)) {
+    for (int64_t cp : fixed_or(fixes.cp, cps)) {
+      if (gpus % (tp * cp) != 0) {
+        reject("gpu-count");
+        continue;
+      }
+      std::vector<int64_t> pps;
+      for (int64_t pp : divisors(gpus / (tp * cp))) {
+        if (pp <= model.num_layers) pps.push_back(pp);
+      }
+      for (int64_t pp : fixed_or(fixes.pp, pps)) {
+        if (gpus % (tp * cp * pp) != 0) {
+          reject("gpu-count");
+          continue;
+        }
+        const int64_t dp = gpus / (tp * cp * pp);
+        if (fixes.dp && *fixes.dp != dp) continue;  // outside the pinned part of the space
+        if (!split_balanced(model.num_layers, pp, limits.max_chunk_imbalance)) {
+          reject("uneven-split-limit");
+          continue;
+        }
+        std::vector<int64_t> vpps = {1};
+        if (pp > 1) {
+          for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
+        }
+        for (int64_t ep : fixed_or(fixes.ep, eps)) {
+          for (int64_t vpp : fixed_or(fixes.vpp, vpps)) {
+            if (vpp > 1 &&
+                !split_balanced(model.num_layers, pp * vpp, limits.max_chunk_imbalance)) {
+              reject("uneven-split-limit");
+              continue;
+            }
+            layouts.push_back({tp, cp, pp, dp, ep, vpp});
+          }
+        }
+      }
+    }
+  }
+  return layouts;
+}
+
+// Micro-batch sizes: the divisors of the per-replica batch up to the limit (1 when dp does
+// not divide the global batch; check_plan then rejects the plan, batch-by-dp-mbs).
+std::vector<int64_t> micro_batch_sizes(const TrainingSpec& training, int64_t dp,
+                                       const SpaceLimits& limits) {
+  const int64_t local = training.global_batch_size % dp == 0 ? training.global_batch_size / dp : 0;
+  if (local == 0) return {1};
+  std::vector<int64_t> sizes;
+  for (int64_t mbs : divisors(local)) {
+    if (mbs <= limits.max_micro_batch_size) sizes.push_back(mbs);
+  }
+  return sizes;
+}
+
+// Sequence parallelism is an option where tensor parallelism is.
+std::vector<bool> sequence_parallel_options(const Layout& layout, const PlanFixes& fixes) {
+  if (fixes.sequence_parallel) return {*fixes.sequence_parallel};
+  if (layout.tp > 1) return {false, true};
+  return {false};
+}
+
+// Schedules: interleaved for several chunks per stage, 1F1B or zero-bubble for one.
+std::vector<ScheduleKind> schedule_options(const Layout& layout, const PlanFixes& fixes) {
+  if (fixes.schedule) return {*fixes.schedule};
+  if (layout.vpp > 1) return {ScheduleKind::Interleaved};
+  if (layout.pp > 1) return {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubble};
+  return {ScheduleKind::OneFOneB};
+}
+
+// Every plan of one layout in the order micro-batch size, sequence parallelism, recompute,
+// ZeRO stage, schedule; the valid ones go to out.plans, the others are counted by reason.
+void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixes& fixes,
+                            const SpaceLimits& limits, Enumeration& out) {
+  const std::vector<Recompute> recomputes =
+      fixes.recompute
+          ? std::vector<Recompute>{*fixes.recompute}
+          : std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full};
+  const std::vector<int> zeros =
+      fixes.zero_stage ? std::vector<int>{*fixes.zero_stage} : std::vector<int>{0, 1, 2, 3};
+  const std::vector<ScheduleKind> schedules = schedule_options(layout, fixes);
+  const std::vector<bool> sps = sequence_parallel_options(layout, fixes);
+  for (int64_t mbs :
+       fixed_or(fixes.micro_batch_size, micro_batch_sizes(job.training, layout.dp, limits))) {
+    for (bool sp : sps) {
+      for (Recompute recompute : recomputes) {
+        for (int zero : zeros) {
+          // Without a data-parallel group every ZeRO stage is the same plan.
+          if (layout.dp * layout.cp == 1 && zero != zeros.front() && !fixes.zero_stage) continue;
+          for (ScheduleKind schedule : schedules) {
+            ++out.considered;
+            ParallelPlan p;
+            p.tp = layout.tp;
+            p.cp = layout.cp;
+            p.pp = layout.pp;
+            p.dp = layout.dp;
+            p.ep = layout.ep;
+            p.vpp = layout.vpp;
+            p.micro_batch_size = mbs;
+            p.sequence_parallel = sp;
+            p.recompute = recompute;
+            p.zero_stage = zero;
+            p.schedule = schedule;
+            if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
+              ++out.rejected[violation->reason];
+            } else if (auto reason = unsupported_by_framework(job.framework, p)) {
+              ++out.rejected[*reason];
+            } else {
+              out.plans.push_back(p);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -129,131 +277,9 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
 }
 
 Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits) {
-  const ModelSpec& model = job.model;
-  const ClusterSpec& cluster = job.cluster;
-  const TrainingSpec& training = job.training;
-  const int64_t gpus = cluster.num_gpus;
-  const int64_t gpn = cluster.node.gpus_per_node;
   Enumeration out;
-
-  std::vector<int64_t> tps;
-  for (int64_t tp : divisors(gpus)) {
-    if (tp <= std::max<int64_t>(1, limits.max_tp_nodes * gpn) && tp <= model.num_attention_heads) {
-      tps.push_back(tp);
-    }
-  }
-  std::vector<int64_t> cps;
-  for (int64_t cp : divisors(gpus)) {
-    if (cp <= limits.max_cp && training.seq_length / cp >= limits.min_tokens_per_cp_rank)
-      cps.push_back(cp);
-  }
-  if (cps.empty()) cps.push_back(1);
-  std::vector<int64_t> eps = {1};
-  if (model.moe) eps = divisors(model.moe->num_experts);
-
-  const std::vector<Recompute> recomputes =
-      fixes.recompute
-          ? std::vector<Recompute>{*fixes.recompute}
-          : std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full};
-  const std::vector<int> zeros =
-      fixes.zero_stage ? std::vector<int>{*fixes.zero_stage} : std::vector<int>{0, 1, 2, 3};
-
-  auto reject = [&](const std::string& reason) { ++out.rejected[reason]; };
-
-  for (int64_t tp : fixed_or(fixes.tp, tps)) {
-    for (int64_t cp : fixed_or(fixes.cp, cps)) {
-      if (gpus % (tp * cp) != 0) {
-        ++out.considered;
-        reject("gpu-count");
-        continue;
-      }
-      std::vector<int64_t> pps;
-      for (int64_t pp : divisors(gpus / (tp * cp))) {
-        if (pp <= model.num_layers) pps.push_back(pp);
-      }
-      for (int64_t pp : fixed_or(fixes.pp, pps)) {
-        if (gpus % (tp * cp * pp) != 0) {
-          ++out.considered;
-          reject("gpu-count");
-          continue;
-        }
-        const int64_t dp = gpus / (tp * cp * pp);
-        if (fixes.dp && *fixes.dp != dp) continue;  // outside the pinned part of the space
-        if (!split_balanced(model.num_layers, pp, limits.max_chunk_imbalance)) {
-          ++out.considered;
-          reject("uneven-split-limit");
-          continue;
-        }
-        std::vector<int64_t> vpps = {1};
-        if (pp > 1) {
-          for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
-        }
-        std::vector<int64_t> mbss;
-        const int64_t local =
-            training.global_batch_size % dp == 0 ? training.global_batch_size / dp : 0;
-        for (int64_t mbs : divisors(std::max<int64_t>(1, local))) {
-          if (mbs <= limits.max_micro_batch_size) mbss.push_back(mbs);
-        }
-        if (local == 0) mbss = {1};
-        for (int64_t ep : fixed_or(fixes.ep, eps)) {
-          for (int64_t vpp : fixed_or(fixes.vpp, vpps)) {
-            if (vpp > 1 &&
-                !split_balanced(model.num_layers, pp * vpp, limits.max_chunk_imbalance)) {
-              ++out.considered;
-              reject("uneven-split-limit");
-              continue;
-            }
-            std::vector<ScheduleKind> schedules;
-            if (fixes.schedule) {
-              schedules = {*fixes.schedule};
-            } else if (vpp > 1) {
-              schedules = {ScheduleKind::Interleaved};
-            } else if (pp > 1) {
-              schedules = {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubble};
-            } else {
-              schedules = {ScheduleKind::OneFOneB};
-            }
-            std::vector<bool> sps = {false};
-            if (tp > 1) sps = {false, true};
-            if (fixes.sequence_parallel) sps = {*fixes.sequence_parallel};
-            for (int64_t mbs : fixed_or(fixes.micro_batch_size, mbss)) {
-              for (bool sp : sps) {
-                for (Recompute recompute : recomputes) {
-                  for (int zero : zeros) {
-                    // Without a data-parallel group every ZeRO stage is the same plan.
-                    if (dp * cp == 1 && zero != zeros.front() && !fixes.zero_stage) continue;
-                    for (ScheduleKind schedule : schedules) {
-                      ++out.considered;
-                      ParallelPlan p;
-                      p.tp = tp;
-                      p.cp = cp;
-                      p.pp = pp;
-                      p.dp = dp;
-                      p.ep = ep;
-                      p.vpp = vpp;
-                      p.micro_batch_size = mbs;
-                      p.sequence_parallel = sp;
-                      p.recompute = recompute;
-                      p.zero_stage = zero;
-                      p.schedule = schedule;
-                      if (auto violation = check_plan(model, cluster, training, p)) {
-                        reject(violation->reason);
-                        continue;
-                      }
-                      if (auto reason = unsupported_by_framework(job.framework, p)) {
-                        reject(*reason);
-                        continue;
-                      }
-                      out.plans.push_back(p);
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
+  for (const Layout& layout : enumerate_layouts(job, fixes, limits, out)) {
+    enumerate_layout_plans(job, layout, fixes, limits, out);
   }
   return out;
 }

@@ -34,60 +34,72 @@ struct Worker {
   }
 };
 
-}  // namespace
+// What the search knows of each plan of the space (indexed as Enumeration::plans).
+struct PlanFigures {
+  std::vector<double> peak;       // peak memory, bytes
+  std::vector<double> bound;      // lower bound of the step time (infinite if it does not fit)
+  std::vector<char> fits;         // peak within the capacity
+  std::vector<double> step_time;  // exact step time once evaluated, else infinite
+  explicit PlanFigures(int64_t n)
+      : peak(n, 0.0),
+        bound(n, std::numeric_limits<double>::infinity()),
+        fits(n, 0),
+        step_time(n, std::numeric_limits<double>::infinity()) {}
+};
 
-SearchResult search_plans(const Job& job, const SearchOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  SearchResult result;
-  result.threads = resolve_threads(options.threads);
-  Enumeration space = enumerate_plans(job, options.fixes, options.limits);
-  result.considered = space.considered;
-  result.rejected = space.rejected;
-  result.valid = static_cast<int64_t>(space.plans.size());
-  const int64_t n = result.valid;
+// The objective's order of evaluated plans: least peak memory first (memory headroom), then
+// shortest step time, then enumeration order.
+struct BetterPlan {
+  const PlanFigures& f;
+  bool by_memory;
+  bool operator()(int64_t a, int64_t b) const {
+    if (by_memory) {
+      if (f.peak[a] != f.peak[b]) return f.peak[a] < f.peak[b];
+    }
+    if (f.step_time[a] != f.step_time[b]) return f.step_time[a] < f.step_time[b];
+    return a < b;
+  }
+};
 
-  std::vector<Worker> workers(result.threads, Worker{job, {}});
-  const double capacity = job.cluster.node.gpu.memory_gib * kGiB * options.max_memory_fraction;
-
-  // Phase 1: memory, then a lower bound of the step time for the plans that fit.
-  std::vector<double> peak(n, 0.0);
-  std::vector<double> bound(n, std::numeric_limits<double>::infinity());
-  std::vector<char> fits(n, 0);
-  parallel_for(n, result.threads, [&](int w, int64_t i) {
+// Phase 1: every plan's peak memory, and a lower bound of the step time for those that fit.
+void screen_plans(const Enumeration& space, std::vector<Worker>& workers, int threads,
+                  double capacity_bytes, PlanFigures& f) {
+  parallel_for(static_cast<int64_t>(space.plans.size()), threads, [&](int w, int64_t i) {
     Worker& worker = workers[w];
     worker.job.plan = space.plans[i];
-    peak[i] = cost::estimate_memory(worker.job).peak_bytes;
-    fits[i] = peak[i] <= capacity ? 1 : 0;
-    if (fits[i]) {
+    f.peak[i] = cost::estimate_memory(worker.job).peak_bytes;
+    f.fits[i] = f.peak[i] <= capacity_bytes ? 1 : 0;
+    if (f.fits[i]) {
       const cost::LayerTimes& layers = worker.layers_for(space.plans[i]);
-      bound[i] = cost::compute_lower_bound_s(worker.job, layers);
+      f.bound[i] = cost::compute_lower_bound_s(worker.job, layers);
     }
   });
+}
+
+// The plans that fit, in the order to evaluate them: by lower bound (by peak memory first for
+// memory headroom), enumeration order among equals.
+std::vector<int64_t> feasible_in_bound_order(const PlanFigures& f, bool by_memory) {
   std::vector<int64_t> order;
-  for (int64_t i = 0; i < n; ++i) {
-    if (fits[i]) order.push_back(i);
+  for (int64_t i = 0; i < static_cast<int64_t>(f.fits.size()); ++i) {
+    if (f.fits[i]) order.push_back(i);
   }
-  result.feasible = static_cast<int64_t>(order.size());
-  if (n - result.feasible > 0) result.rejected["out-of-memory"] += n - result.feasible;
-
-  const bool by_memory = options.objective == Objective::MemoryHeadroom;
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    if (by_memory && peak[a] != peak[b]) return peak[a] < peak[b];
-    return bound[a] < bound[b];
+    if (by_memory && f.peak[a] != f.peak[b]) return f.peak[a] < f.peak[b];
+    return f.bound[a] < f.bound[b];
   });
+  return order;
+}
 
-  // Phase 2: exact step times in bound order, batch by batch, until no remaining plan can
-  // enter the top K (its bound, or its memory, rules it out).
-  std::vector<double> step_time(n, std::numeric_limits<double>::infinity());
-  std::vector<int64_t> evaluated;
+// Phase 2: exact step times in `order`, batch by batch, until no remaining plan can enter the
+// top K (its bound, or its memory, rules it out); returns the evaluated plans in order.
+std::vector<int64_t> evaluate_until_settled(const std::vector<int64_t>& order,
+                                            const Enumeration& space, std::vector<Worker>& workers,
+                                            const SearchOptions& options, int threads,
+                                            PlanFigures& f) {
+  const bool by_memory = options.objective == Objective::MemoryHeadroom;
+  const BetterPlan better{f, by_memory};
   const int64_t k = std::max(1, options.top_k);
-  auto better = [&](int64_t a, int64_t b) {
-    if (by_memory) {
-      if (peak[a] != peak[b]) return peak[a] < peak[b];
-    }
-    if (step_time[a] != step_time[b]) return step_time[a] < step_time[b];
-    return a < b;
-  };
+  std::vector<int64_t> evaluated;
   std::size_t next = 0;
   while (next < order.size()) {
     if (!options.pareto && static_cast<int64_t>(evaluated.size()) >= k) {
@@ -96,15 +108,15 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
       const int64_t kth = best[k - 1];
       const int64_t candidate = order[next];
       const bool cannot_enter =
-          by_memory ? peak[candidate] > peak[kth] : bound[candidate] >= step_time[kth];
+          by_memory ? f.peak[candidate] > f.peak[kth] : f.bound[candidate] >= f.step_time[kth];
       if (cannot_enter) break;
     }
     const std::size_t end = std::min(order.size(), next + static_cast<std::size_t>(kBatch));
-    parallel_for(static_cast<int64_t>(end - next), result.threads, [&](int w, int64_t j) {
+    parallel_for(static_cast<int64_t>(end - next), threads, [&](int w, int64_t j) {
       const int64_t i = order[next + static_cast<std::size_t>(j)];
       Worker& worker = workers[w];
       const cost::LayerTimes& layers = worker.layers_for(space.plans[i]);
-      step_time[i] = cost::estimate_step(worker.job, layers).step_time_s;
+      f.step_time[i] = cost::estimate_step(worker.job, layers).step_time_s;
     });
     for (std::size_t j = next; j < end; ++j) evaluated.push_back(order[j]);
     next = end;
@@ -112,39 +124,75 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
       options.progress(static_cast<int64_t>(evaluated.size()), static_cast<int64_t>(order.size()));
     }
   }
+  return evaluated;
+}
+
+// The time-vs-memory Pareto front of the evaluated plans: by increasing peak memory, each
+// plan faster than every plan before it.
+std::vector<int64_t> pareto_front(std::vector<int64_t> evaluated, const PlanFigures& f) {
+  std::sort(evaluated.begin(), evaluated.end(), BetterPlan{f, true});
+  std::vector<int64_t> front;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (int64_t i : evaluated) {
+    if (f.step_time[i] < best_time) {
+      best_time = f.step_time[i];
+      front.push_back(i);
+    }
+  }
+  return front;
+}
+
+// Distinct per-layer cost keys over all workers' caches.
+int64_t count_layer_cost_keys(const std::vector<Worker>& workers) {
+  std::set<cost::LayerTimesKey> keys;
+  for (const auto& worker : workers) {
+    for (const auto& entry : worker.layer_cache) keys.insert(entry.first);
+  }
+  return static_cast<int64_t>(keys.size());
+}
+
+}  // namespace
+
+SearchResult search_plans(const Job& job, const SearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchResult result;
+  result.threads = resolve_threads(options.threads);
+  const Enumeration space = enumerate_plans(job, options.fixes, options.limits);
+  result.considered = space.considered;
+  result.rejected = space.rejected;
+  result.valid = static_cast<int64_t>(space.plans.size());
+
+  std::vector<Worker> workers(result.threads, Worker{job, {}});
+  const double capacity = job.cluster.node.gpu.memory_gib * kGiB * options.max_memory_fraction;
+  PlanFigures figures(result.valid);
+  screen_plans(space, workers, result.threads, capacity, figures);
+  const bool by_memory = options.objective == Objective::MemoryHeadroom;
+  const std::vector<int64_t> order = feasible_in_bound_order(figures, by_memory);
+  result.feasible = static_cast<int64_t>(order.size());
+  if (result.valid - result.feasible > 0) {
+    result.rejected["out-of-memory"] += result.valid - result.feasible;
+  }
+
+  std::vector<int64_t> evaluated =
+      evaluate_until_settled(order, space, workers, options, result.threads, figures);
   result.evaluated = static_cast<int64_t>(evaluated.size());
   result.pruned_by_bound = result.feasible - result.evaluated;
 
   // The winners, with their full estimates.
-  std::sort(evaluated.begin(), evaluated.end(), better);
   auto full_estimate = [&](int64_t i) {
     Worker& worker = workers[0];
     const cost::LayerTimes& layers = worker.layers_for(space.plans[i]);
     return RankedPlan{space.plans[i], cost::estimate_step(worker.job, layers)};
   };
+  std::sort(evaluated.begin(), evaluated.end(), BetterPlan{figures, by_memory});
+  const int64_t k = std::max(1, options.top_k);
   for (std::size_t j = 0; j < evaluated.size() && static_cast<int64_t>(j) < k; ++j) {
     result.top.push_back(full_estimate(evaluated[j]));
   }
   if (options.pareto) {
-    std::vector<int64_t> by_peak = evaluated;
-    std::sort(by_peak.begin(), by_peak.end(), [&](int64_t a, int64_t b) {
-      if (peak[a] != peak[b]) return peak[a] < peak[b];
-      if (step_time[a] != step_time[b]) return step_time[a] < step_time[b];
-      return a < b;
-    });
-    double best_time = std::numeric_limits<double>::infinity();
-    for (int64_t i : by_peak) {
-      if (step_time[i] < best_time) {
-        best_time = step_time[i];
-        result.pareto.push_back(full_estimate(i));
-      }
-    }
+    for (int64_t i : pareto_front(evaluated, figures)) result.pareto.push_back(full_estimate(i));
   }
-  std::set<cost::LayerTimesKey> keys;
-  for (const auto& worker : workers) {
-    for (const auto& entry : worker.layer_cache) keys.insert(entry.first);
-  }
-  result.layer_cost_keys = static_cast<int64_t>(keys.size());
+  result.layer_cost_keys = count_layer_cost_keys(workers);
   result.search_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -76,6 +76,21 @@ TEST(Lora, BackwardSkipsBaseWeightGradientsAboutAThirdLess) {
             0.1 * estimate_step(sft_dp).breakdown.dp_comm + 1e-6);
 }
 
+// The base weights are frozen: what a zero-bubble schedule can defer (W) is the adapters'
+// weight gradients alone, a small part of the backward; the embedding and the output layer
+// have none.
+TEST(Lora, ZeroBubbleDefersOnlyTheAdapterGradients) {
+  const std::string plan = R"({"tp": 1, "pp": 2, "micro_batch_size": 4})";
+  const LayerTimes lora = compute_layer_times(job_for("llama3.1-8b", "dgx-h100", 8, "lora", plan));
+  const LayerTimes sft = compute_layer_times(job_for("llama3.1-8b", "dgx-h100", 8, "sft", plan));
+  EXPECT_GT(lora.dense.backward_weight, 0.0);
+  EXPECT_LT(lora.dense.backward_weight, 0.15 * lora.dense.backward.compute);
+  EXPECT_LT(lora.dense.backward_weight, 0.2 * sft.dense.backward_weight);
+  EXPECT_EQ(lora.embedding.backward_weight, 0.0);
+  EXPECT_EQ(lora.head.backward_weight, 0.0);
+  EXPECT_GT(sft.head.backward_weight, 0.0);
+}
+
 TEST(Lora, PlannerAvoidsTensorParallelismAcrossPcie) {
   // Llama-3.1-70B LoRA on one 4 x L40S PCIe server: the frozen base (141 GB) needs all four
   // GPUs; the best plan splits it by pipeline stages, not by tensor parallelism over PCIe.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/gemm_efficiency.h"
 #include "core/presets.h"
 #include "cost_models/collective_model.h"
 #include "cost_models/group_placement.h"
@@ -214,6 +215,31 @@ TEST(StepModel, DeepSpeedBf16AddsEachMicroBatchsGradientsIntoFp32) {
   const double delta =
       estimate_step(bf16).breakdown.compute - estimate_step(fp16).breakdown.compute;
   EXPECT_NEAR(delta, expected, 1e-3 * expected);
+}
+
+// Zero-bubble schedules defer the weight gradients (W): the layer model reports the time of
+// exactly the weight-gradient GEMMs, here of Llama-3.1-8B at tp=1 (QKV, attention output,
+// SwiGLU FC1 of width 2f, FC2; each GEMM (k x n) from T = 4096 rows), which is well under half
+// the backward (the input-gradient GEMMs, attention and the kernels stay in B); the
+// embedding's backward is its weight gradient only.
+TEST(StepModel, WeightGradientPartIsTheWgradGemms) {
+  const Job job = make_job("llama3.1-8b", "dgx-h100", 1, 16, 4096,
+                           R"({"tp": 1, "pp": 2, "schedule": "zero-bubble"})");
+  const LayerTimes layers = compute_layer_times(job);
+  const ModelSpec& m = job.model;
+  const GpuSpec& gpu = job.cluster.node.gpu;
+  auto wgrad = [&](int64_t n, int64_t k) {
+    return gemm_time_s(gpu, GemmShape{k, n, 4096, 1}, Precision::Bf16);
+  };
+  const int64_t h = m.hidden_size;
+  const int64_t f = m.ffn_hidden_size;
+  const double expected = wgrad(m.query_width() + 2 * m.kv_width(), h) + wgrad(h, m.query_width()) +
+                          wgrad(2 * f, h) + wgrad(h, f);
+  EXPECT_NEAR(layers.dense.backward_weight, expected, 1e-12 * expected);
+  EXPECT_GT(layers.dense.backward_weight, 0.25 * layers.dense.backward.compute);
+  EXPECT_LT(layers.dense.backward_weight, 0.45 * layers.dense.backward.compute);
+  EXPECT_GT(layers.embedding.backward_weight, 0.0);
+  EXPECT_EQ(layers.embedding.backward_weight, layers.embedding.backward.compute);
 }
 
 TEST(StepModel, ModelFlopsMatchNarayananFormula) {

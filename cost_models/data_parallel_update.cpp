@@ -1,0 +1,174 @@
+#include "cost_models/data_parallel_update.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/collective.h"
+#include "core/units.h"
+#include "cost_models/collective_model.h"
+#include "cost_models/layer_cost.h"
+
+namespace parplan::cost {
+
+namespace {
+
+// Megatron-Core DDP bucket: at least 40M parameters (distributed.DistributedDataParallelConfig
+// bucket_size = max(40000000, 1000000 * dp)); the last bucket of a chunk cannot overlap.
+constexpr double kGradBucketParams = 40e6;
+
+// Parameters a stage trains: everything, or only the adapters under LoRA.
+struct TrainableParams {
+  double dense = 0;
+  double expert = 0;
+};
+
+TrainableParams trainable_params(const StageParameters& sp, bool lora) {
+  return {lora ? sp.adapter_params : sp.dense_params, lora ? 0.0 : sp.expert_params};
+}
+
+// One stage's data-parallel collectives, seconds: the gradient reduction, and the parameter
+// all-gather of the distributed optimizer (ZeRO stage 1 and above).
+struct StageComm {
+  double reduce_s = 0;
+  double gather_s = 0;
+};
+
+// The groups and the gathered precision are the same for every stage.
+struct DataParallelGroups {
+  GroupPlacement dense;
+  GroupPlacement expert;
+  double param_gather_bytes = 0;  // per parameter
+};
+
+DataParallelGroups data_parallel_groups(const ParallelPlan& plan, const NodeSpec& node,
+                                        const FrameworkTraits& traits, Precision precision) {
+  DataParallelGroups groups;
+  groups.dense = data_parallel_group(plan, node, traits);
+  const int64_t expert_dp =
+      std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
+  groups.expert = place_strided(expert_dp, plan.ep * plan.expert_tp(), node, plan.num_gpus());
+  // The distributed optimizer gathers updated parameters in the compute precision, in fp8
+  // where the parameters are fp8 (fp8_param_gather), or in the grad buffer's dtype where it
+  // gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
+  groups.param_gather_bytes = fp8_params_apply(traits, node.gpu)  ? 1.0
+                              : traits.param_gather_in_grad_dtype ? traits.grad_bytes
+                                                                  : activation_bytes(precision);
+  return groups;
+}
+
+// The reduction of a stage's trainable gradients over dp (dense) and expert-dp (experts): a
+// reduce-scatter under ZeRO, else an all-reduce; then the ZeRO parameter all-gathers.
+StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const FrameworkTraits& traits,
+                     const DataParallelGroups& groups, const TrainableParams& trainable) {
+  StageComm comm;
+  const Collective reduce =
+      plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
+  comm.reduce_s =
+      collective_cost(node, reduce, groups.dense, trainable.dense * traits.grad_reduce_bytes)
+          .time_s +
+      collective_cost(node, reduce, groups.expert, trainable.expert * traits.grad_reduce_bytes)
+          .time_s;
+  if (plan.zero_stage >= 1) {
+    comm.gather_s = collective_cost(node, Collective::AllGather, groups.dense,
+                                    trainable.dense * groups.param_gather_bytes)
+                        .time_s +
+                    collective_cost(node, Collective::AllGather, groups.expert,
+                                    trainable.expert * groups.param_gather_bytes)
+                        .time_s;
+  }
+  return comm;
+}
+
+// End of stage s's gradient reduction when each chunk's reduction starts during its last
+// backward pass (one channel, chunks in the order their last backward starts; the last bucket
+// of each chunk waits for the end of that backward).
+double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s, double reduce_s,
+                                  double trainable_params) {
+  const std::vector<double>& starts = pipeline.last_backward_start_s[s];
+  const std::vector<double>& ends = pipeline.last_backward_end_s[s];
+  const auto vpp = static_cast<int64_t>(starts.size());
+  std::vector<int64_t> order(vpp);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return starts[a] < starts[b]; });
+  const double params_per_chunk = trainable_params / static_cast<double>(vpp);
+  const double last_bucket = std::min(1.0, kGradBucketParams / std::max(1.0, params_per_chunk));
+  double channel = 0;
+  for (int64_t c : order) {
+    const double comm = reduce_s / static_cast<double>(vpp);
+    const double start = std::max(channel, starts[c]);
+    channel = std::max(start + comm, ends[c] + comm * last_bucket);
+  }
+  return std::max(pipeline.finish_s[s], channel);
+}
+
+// Seconds of the optimizer step over `updated` parameters.
+double optimizer_step_s(double updated, const GpuSpec& gpu, const FrameworkTraits& traits) {
+  if (auto it = gpu.kernel_gbps.find("adamw"); it != gpu.kernel_gbps.end()) {
+    // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts;
+    // an unfused optimizer moves its traffic relative to a fused step on top.
+    return updated * 7 * traits.grad_bytes / gbps_to_bytes_per_s(it->second) *
+           traits.optimizer_step_bytes_per_param / kFusedAdamStepBytesPerParam;
+  }
+  return updated * traits.optimizer_step_bytes_per_param /
+         (gbps_to_bytes_per_s(gpu.hbm_bandwidth_gbps) * gpu.hbm_efficiency);
+}
+
+// Parameters this GPU updates: its ZeRO shard of the trainable ones.
+double updated_params(const StageParameters& sp, const ParallelPlan& plan,
+                      const TrainableParams& trainable) {
+  if (plan.zero_stage < 1) return trainable.dense + trainable.expert;
+  return trainable.dense / static_cast<double>(sp.dense_shard_group) +
+         trainable.expert / static_cast<double>(sp.expert_shard_group);
+}
+
+}  // namespace
+
+GroupPlacement data_parallel_group(const ParallelPlan& plan, const NodeSpec& node,
+                                   const FrameworkTraits& traits) {
+  return place_group(plan, node,
+                     traits.cp_shards_optimizer ? std::vector<std::string>{"dp", "cp"}
+                                                : std::vector<std::string>{"dp"});
+}
+
+DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& traits,
+                                        const std::vector<StageParameters>& stages,
+                                        const PipelineResult& pipeline, bool per_layer_fsdp) {
+  const ParallelPlan& plan = job.plan;
+  const NodeSpec& node = job.cluster.node;
+  const bool lora = job.training.method == TrainingMethod::Lora;
+  const DataParallelGroups groups =
+      data_parallel_groups(plan, node, traits, job.training.precision);
+  const double sm_share = comm_sm_fraction(node.gpu);
+  DataParallelUpdate out;
+  out.exposed_s.assign(plan.pp, 0.0);
+  out.optimizer_s.assign(plan.pp, 0.0);
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    const StageParameters& sp = stages[s];
+    const TrainableParams trainable = trainable_params(sp, lora);
+    const StageComm comm =
+        per_layer_fsdp ? StageComm{} : stage_comm(plan, node, traits, groups, trainable);
+    const double finish = pipeline.finish_s[s];
+    const double end = traits.overlap_dp_grad_reduce && comm.reduce_s > 0
+                           ? overlapped_reduction_end_s(pipeline, s, comm.reduce_s,
+                                                        trainable.dense + trainable.expert)
+                           : finish + comm.reduce_s;
+    double& exposed = out.exposed_s[s];
+    exposed = end - finish;
+    // Gradient reduction hidden under the last backward passes slows them by the SMs it holds.
+    exposed += sm_share * std::max(comm.reduce_s - exposed, 0.0);
+    // Prefetched under compute, the parameter all-gather exposes only its first bucket.
+    const double gather_exposed =
+        traits.overlap_param_gather
+            ? comm.gather_s * std::min(1.0, kGradBucketParams /
+                                                std::max(1.0, sp.dense_params + sp.expert_params))
+            : comm.gather_s;
+    exposed += gather_exposed;
+    out.hidden_s = std::max(out.hidden_s, comm.reduce_s + comm.gather_s - exposed);
+    out.optimizer_s[s] = optimizer_step_s(updated_params(sp, plan, trainable), node.gpu, traits);
+  }
+  return out;
+}
+
+}  // namespace parplan::cost
