@@ -1,7 +1,6 @@
 #include "core/frameworks/registry.h"
 
-#include <algorithm>
-#include <array>
+#include <iterator>
 
 namespace parplan {
 
@@ -21,7 +20,7 @@ extern const FrameworkDescription kParplan;
 namespace {
 
 // Indexed by the enum value (tests/core/frameworks_test.cpp checks each entry's `framework`).
-constexpr std::array<const FrameworkDescription*, kFrameworkCount> kRegistry = {
+constexpr const FrameworkDescription* kRegistry[] = {
     &frameworks::kMegatronCore,       // megatron_core.cpp
     &frameworks::kMegatronLm,         // megatron_lm.cpp
     &frameworks::kMegatronDeepspeed,  // megatron_deepspeed.cpp
@@ -32,8 +31,7 @@ constexpr std::array<const FrameworkDescription*, kFrameworkCount> kRegistry = {
     &frameworks::kOther,              // other.cpp
     &frameworks::kParplan,            // parplan.cpp
 };
-static_assert(std::none_of(kRegistry.begin(), kRegistry.end(),
-                           [](const FrameworkDescription* entry) { return entry == nullptr; }),
+static_assert(std::size(kRegistry) == kFrameworkCount,
               "every Framework value needs its description in kRegistry");
 
 }  // namespace
