@@ -3,9 +3,11 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "core/check.h"
 
@@ -80,6 +82,26 @@ class NcclComm final : public Comm {
     check(ncclRecv(data, static_cast<size_t>(count), nccl_type(type), peer, comm_, recv_stream_),
           "ncclRecv");
     return record(recv_stream_);
+  }
+  // One NCCL group on the send stream: its transfers progress together, so a send never
+  // waits for a receive that this rank would issue after it.
+  std::vector<int64_t> batch_isend_irecv(std::span<const P2pOp> ops) override {
+    after_default_stream(send_stream_);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (const P2pOp& op : ops) {
+      const auto count = static_cast<size_t>(op.count);
+      const ncclResult_t r =
+          op.send ? ncclSend(op.data, count, nccl_type(op.type), op.peer, comm_, send_stream_)
+                  : ncclRecv(op.data, count, nccl_type(op.type), op.peer, comm_, send_stream_);
+      if (r != ncclSuccess) {
+        ncclGroupEnd();
+        check(r, op.send ? "ncclSend" : "ncclRecv");
+      }
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    std::vector<int64_t> requests;
+    for (std::size_t i = 0; i < ops.size(); ++i) requests.push_back(record(send_stream_));
+    return requests;
   }
   void wait(int64_t request) override {
     while (!test(request)) std::this_thread::yield();
