@@ -36,6 +36,9 @@ class Comm {
   virtual int size() const = 0;
   // The rank in the world communicator this one was split from (for messages).
   virtual int world_rank() const = 0;
+  // This process's index among the job's processes on its host (MPI_Comm_split_type
+  // MPI_COMM_TYPE_SHARED, ordered by world rank); picks its GPU (core/gpu_assignment.h).
+  virtual int node_local_rank() const = 0;
 
   // In place: every rank ends with op over all ranks' `count` elements.
   virtual void all_reduce(void* data, int64_t count, DType type, ReduceOp op) = 0;

@@ -39,6 +39,7 @@ class StrictP2pComm final : public Comm {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   int world_rank() const override { return inner_.world_rank(); }
+  int node_local_rank() const override { return inner_.node_local_rank(); }
 
   void all_reduce(void* data, int64_t count, DType type, ReduceOp op) override {
     drain("all_reduce");

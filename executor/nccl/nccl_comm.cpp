@@ -33,7 +33,8 @@ ncclDataType_t nccl_type(DType t) {
 
 class NcclComm final : public Comm {
  public:
-  NcclComm(ncclComm_t comm, int world_rank) : comm_(comm), world_rank_(world_rank) {
+  NcclComm(ncclComm_t comm, int world_rank, int node_local_rank)
+      : comm_(comm), world_rank_(world_rank), node_local_rank_(node_local_rank) {
     check(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
     cuda(cudaStreamCreateWithFlags(&send_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -51,6 +52,7 @@ class NcclComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int world_rank() const override { return world_rank_; }
+  int node_local_rank() const override { return node_local_rank_; }
 
   void all_reduce(void* data, int64_t count, DType type, ReduceOp op) override {
     check(ncclAllReduce(data, data, static_cast<size_t>(count), nccl_type(type),
@@ -136,7 +138,7 @@ class NcclComm final : public Comm {
     check(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &out, nullptr),
           "ncclCommSplit");
     if (color < 0 || out == nullptr) return nullptr;
-    return std::make_unique<NcclComm>(out, world_rank_);
+    return std::make_unique<NcclComm>(out, world_rank_, node_local_rank_);
   }
 
   [[noreturn]] void abort(int exit_code) override {
@@ -172,6 +174,7 @@ class NcclComm final : public Comm {
 
   ncclComm_t comm_;
   int world_rank_;
+  int node_local_rank_;
   int rank_ = 0;
   int size_ = 1;
   cudaStream_t send_stream_ = nullptr;
@@ -195,7 +198,7 @@ std::unique_ptr<Comm> make_nccl_world(Comm& host) {
   PARPLAN_CHECK(r == ncclSuccess, "rank ", host.world_rank(),
                 ": ncclCommInitRank failed: ", ncclGetErrorString(r),
                 " (two ranks cannot share one GPU; run one rank per GPU)");
-  return std::make_unique<NcclComm>(comm, host.world_rank());
+  return std::make_unique<NcclComm>(comm, host.world_rank(), host.node_local_rank());
 }
 
 }  // namespace parplan::executor

@@ -98,6 +98,15 @@ TEST(MpiComm, SplitByParityKeepsKeyOrder) {
   EXPECT_EQ(root_value, 42);
 }
 
+TEST(MpiComm, NodeLocalRankCountsTheRanksOfThisHost) {
+  // Every rank of this test runs on one host: the node-local rank is the world rank, in
+  // every communicator split from the world.
+  EXPECT_EQ(world().node_local_rank(), world().rank());
+  auto sub = world().split(world().rank() % 2, -world().rank());
+  EXPECT_EQ(sub->node_local_rank(), world().rank());
+  EXPECT_EQ(make_self_comm(5)->node_local_rank(), 0);
+}
+
 TEST(MpiComm, BatchIsendIrecvSendsAndReceivesInOneCall) {
   const int r = world().rank(), n = world().size();
   const int next = (r + 1) % n, prev = (r + n - 1) % n;
