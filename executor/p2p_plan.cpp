@@ -61,9 +61,12 @@ std::string check_issue_order(const std::vector<std::vector<std::vector<P2pMessa
 std::optional<P2pMessage> action_input(const PipeAction& a, const PipelineShape& shape,
                                        int64_t stage) {
   const Neighbours n = neighbours(a, shape, stage);
-  if (a.op == PipeOp::Forward && n.v > 0)
+  if (a.op == PipeOp::Forward && n.v > 0) {
     return P2pMessage{false, n.prev, a.micro_batch, n.v, false};
-  if (is_backward(a.op) && n.v < n.last) return P2pMessage{false, n.next, a.micro_batch, n.v, true};
+  }
+  if (is_backward(a.op) && n.v < n.last) {
+    return P2pMessage{false, n.next, a.micro_batch, n.v, true};
+  }
   return std::nullopt;
 }
 
@@ -73,7 +76,9 @@ std::optional<P2pMessage> action_output(const PipeAction& a, const PipelineShape
   if (a.op == PipeOp::Forward && n.v < n.last) {
     return P2pMessage{true, n.next, a.micro_batch, n.v + 1, false};
   }
-  if (is_backward(a.op) && n.v > 0) return P2pMessage{true, n.prev, a.micro_batch, n.v - 1, true};
+  if (is_backward(a.op) && n.v > 0) {
+    return P2pMessage{true, n.prev, a.micro_batch, n.v - 1, true};
+  }
   return std::nullopt;
 }
 

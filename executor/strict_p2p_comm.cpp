@@ -126,10 +126,10 @@ class StrictP2pComm final : public Comm {
     }
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", timeout_s_);
-    throw Error("rank " + std::to_string(world_rank()) + ": " + what + " waited more than " +
-                seconds +
-                " s under NCCL's point-to-point rules (a deadlock on GPUs); the running group: {" +
-                running + "}, " + std::to_string(queue_.size() - 1) + " more queued");
+    throw Error(
+        "rank " + std::to_string(world_rank()) + ": " + what + " waited more than " + seconds +
+        " s under NCCL's point-to-point rules (a deadlock on GPUs); the running group: {" +
+        running + "}, " + std::to_string(queue_.empty() ? 0 : queue_.size() - 1) + " more queued");
   }
 
   void start(Group& group) {
