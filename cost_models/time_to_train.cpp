@@ -59,16 +59,14 @@ std::optional<TimeToTrain> estimate_time_to_train(const Job& job, const StepEsti
   t.tokens_per_s = estimate.tokens_per_s;
   t.checkpoint_bytes = checkpoint_bytes(job);
   // Every node writes its share of the sharded checkpoint at the same time.
-  t.checkpoint_write_s =
-      t.checkpoint_bytes / (static_cast<double>(job.cluster.num_nodes) *
-                            gbps_to_bytes_per_s(run.checkpoint_bandwidth_gbps));
+  t.checkpoint_write_s = t.checkpoint_bytes / (static_cast<double>(job.cluster.num_nodes) *
+                                               gbps_to_bytes_per_s(run.checkpoint_bandwidth_gbps));
   // Independent failures: the cluster fails as often as all its GPUs together.
   t.cluster_mtbf_s =
       run.gpu_mtbf_hours * kSecondsPerHour / static_cast<double>(job.cluster.num_gpus);
   t.checkpoint_interval_s = young_interval_s(t.checkpoint_write_s, t.cluster_mtbf_s);
-  t.goodput =
-      goodput(t.checkpoint_write_s, t.checkpoint_interval_s, run.restart_overhead_s,
-              t.cluster_mtbf_s);
+  t.goodput = goodput(t.checkpoint_write_s, t.checkpoint_interval_s, run.restart_overhead_s,
+                      t.cluster_mtbf_s);
   t.progresses = t.goodput > 0 && t.tokens_per_s > 0;
   if (!t.progresses) return t;
   const double wall_s = t.total_tokens / t.tokens_per_s / t.goodput;

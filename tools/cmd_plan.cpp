@@ -33,8 +33,8 @@ struct PlanOptions {
   int threads = 0;
   bool stats = false;
   std::string profile;
-  std::string report;  // folder for report.{html,md,csv,json}; empty: none
-  std::string gpus;    // --gpus: sweep cluster sizes (tools/plan_sweep.h); empty: the job's
+  std::string report;        // folder for report.{html,md,csv,json}; empty: none
+  std::string gpus;          // --gpus: sweep cluster sizes (tools/plan_sweep.h); empty: the job's
   double deadline_days = 0;  // --deadline-days; 0: none
 };
 
@@ -93,9 +93,8 @@ void run_plan_sweep(const PlanOptions& o, const Job& job) {
     print_json(sweep_to_json(job, sweep, deadline));
     return;
   }
-  std::printf("%s on %s nodes, global batch %lld x %lld tokens, %s, %s\n\n",
-              job.model.name.c_str(), job.cluster.node.name.c_str(),
-              static_cast<long long>(job.training.global_batch_size),
+  std::printf("%s on %s nodes, global batch %lld x %lld tokens, %s, %s\n\n", job.model.name.c_str(),
+              job.cluster.node.name.c_str(), static_cast<long long>(job.training.global_batch_size),
               static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
               to_string(job.framework));
   std::fputs(sweep_to_text(job, sweep, deadline).c_str(), stdout);

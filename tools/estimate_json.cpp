@@ -69,7 +69,8 @@ Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
     out["framework_default_keys"] = job.plan.framework_default_keys;
   }
   // Only for jobs with training.total_tokens: other jobs print what they always did.
-  if (const auto run = cost::estimate_time_to_train(job, e)) out.update(time_to_train_to_json(*run));
+  if (const auto run = cost::estimate_time_to_train(job, e))
+    out.update(time_to_train_to_json(*run));
   return out;
 }
 
@@ -108,8 +109,8 @@ std::string time_to_train_to_text(const cost::TimeToTrain& t) {
   std::string out;
   if (t.progresses) {
     std::snprintf(line, sizeof line,
-                  "time to train  %.3g tokens in %.1f days at goodput %.1f%%: %.3g GPU-hours", t.total_tokens,
-                  t.time_to_train_days, 100 * t.goodput, t.gpu_hours);
+                  "time to train  %.3g tokens in %.1f days at goodput %.1f%%: %.3g GPU-hours",
+                  t.total_tokens, t.time_to_train_days, 100 * t.goodput, t.gpu_hours);
     out += line;
     if (t.energy_mwh) {
       std::snprintf(line, sizeof line, ", %.0f MWh", *t.energy_mwh);
@@ -119,16 +120,14 @@ std::string time_to_train_to_text(const cost::TimeToTrain& t) {
       std::snprintf(line, sizeof line, ", $%.3g", *t.cost_usd);
       out += line;
     }
-    out += "
-";
+    out += "\n";
   } else {
-    out += "time to train  never: failures come faster than the run can checkpoint and restart "
-           "(goodput 0)
-";
+    out +=
+        "time to train  never: failures come faster than the run can checkpoint and restart "
+        "(goodput 0)\n";
   }
   std::snprintf(line, sizeof line,
-                "failures       cluster MTBF %s; checkpoint %.3g GB written in %s, every %s
-",
+                "failures       cluster MTBF %s; checkpoint %.3g GB written in %s, every %s\n",
                 run_duration(t.cluster_mtbf_s).c_str(), t.checkpoint_bytes / kGB,
                 run_duration(t.checkpoint_write_s).c_str(),
                 run_duration(t.checkpoint_interval_s).c_str());

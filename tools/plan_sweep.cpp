@@ -75,9 +75,9 @@ std::vector<int64_t> parse_gpu_sizes(const std::string& text, int64_t gpus_per_n
   }
   for (const int64_t n : sizes) {
     if (n % gpus_per_node != 0) {
-      throw InputError("--gpus", "", std::to_string(n) + " GPUs in \"" + text + "\"",
-                       "whole nodes: multiples of the node's " + std::to_string(gpus_per_node) +
-                           " GPUs");
+      throw InputError(
+          "--gpus", "", std::to_string(n) + " GPUs in \"" + text + "\"",
+          "whole nodes: multiples of the node's " + std::to_string(gpus_per_node) + " GPUs");
     }
   }
   return sizes;
@@ -171,8 +171,8 @@ std::string sweep_to_text(const Job& job, const SweepResult& sweep,
       continue;
     }
     const auto& e = row.best->estimate;
-    cells.insert(cells.end(), {plan_cell(row.best->plan), fixed(e.tokens_per_s, 0),
-                               percent(e.mfu)});
+    cells.insert(cells.end(),
+                 {plan_cell(row.best->plan), fixed(e.tokens_per_s, 0), percent(e.mfu)});
     if (run) {
       const auto& t = *row.run;
       cells.push_back(percent(t.goodput));
