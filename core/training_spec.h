@@ -15,7 +15,7 @@ const char* to_string(TrainingMethod method);
 
 // Mean time between unexpected job interruptions per GPU, hours: Llama 3 report (Dubey et al.
 // 2024, arXiv 2407.21783, §3.3.4): 419 unexpected interruptions in a 54-day snapshot on
-// 16,384 H100 GPUs, i.e. 16384 * 54 * 24 / 419 = 50,679 GPU-hours per interruption.
+// 16,384 H100 GPUs, i.e. 16384 * 54 * 24 / 419 = 50,677 GPU-hours per interruption.
 inline constexpr double kDefaultGpuMtbfHours = 16384.0 * 54.0 * 24.0 / 419.0;
 
 // The whole run beyond one step: how many tokens, at what price, with what failure rate,
