@@ -101,6 +101,25 @@ TEST(TimeToTrainCli, SweepPicksTheCheapestSizeWithinTheDeadline) {
   EXPECT_NE(text.output.find("cheapest size within"), std::string::npos) << text.output;
 }
 
+TEST(TimeToTrainCli, TheReportHasATimeToTrainSectionOnlyWithTokens) {
+  TempDir dir;
+  const std::string out = dir.file("report");
+  const std::string job = write_job(dir, R"("total_tokens": 1e11, "gpu_hour_usd": 2)");
+  const CommandResult r = run_parplan("compare --job " + q(job) + " --top 2 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string html = read_file(out + "/report.html");
+  EXPECT_NE(html.find("<h2>Time to train and cost</h2>"), std::string::npos);
+  EXPECT_NE(html.find("cluster MTBF"), std::string::npos);
+  const Json json = Json::parse(read_file(out + "/report.json"));
+  EXPECT_TRUE(json.at("plans")[0].at("time_to_train_days").is_number());
+  TempDir plain;
+  const CommandResult without = run_parplan("compare --job " + q(write_job(plain, "")) +
+                                            " --top 1 --out " + q(plain.file("report")));
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_EQ(read_file(plain.file("report") + "/report.html").find("Time to train"),
+            std::string::npos);
+}
+
 TEST(TimeToTrainCli, BadSweepsAndRunKeysAreErrors) {
   TempDir dir;
   const std::string job = write_job(dir, R"("total_tokens": 1e11)");
