@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
+#include "core/atomic_file.h"
 #include "core/units.h"
 #include "planner/search.h"
 #include "tools/cli_common.h"
@@ -86,11 +88,25 @@ planner::SearchOptions search_options(const PlanOptions& o) {
 // --gpus: the best plan at each cluster size, and with --deadline-days the cheapest size.
 void run_plan_sweep(const PlanOptions& o, const Job& job) {
   const std::vector<int64_t> sizes = parse_gpu_sizes(o.gpus, job.cluster.node.gpus_per_node);
+  if (!o.report.empty()) check_report_dir(o.report);
   const std::optional<double> deadline =
       o.deadline_days > 0 ? std::optional<double>(o.deadline_days) : std::nullopt;
   const SweepResult sweep = sweep_cluster_sizes(job, sizes, search_options(o), deadline);
+  std::string html;
+  if (!o.report.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directory(o.report, ec);
+    html = (fs::path(o.report) / "sweep.html").string();
+    const std::string json = (fs::path(o.report) / "sweep.json").string();
+    check_not_overwriting_inputs(html, {o.job});
+    check_not_overwriting_inputs(json, {o.job});
+    write_file_atomically(json, sweep_to_json(job, sweep, deadline).dump(2) + "\n");
+    write_file_atomically(html, sweep_to_html(job, sweep, deadline));
+  }
   if (o.json) {
     print_json(sweep_to_json(job, sweep, deadline));
+    if (!html.empty()) std::fprintf(stderr, "sweep report: %s (also sweep.json)\n", html.c_str());
     return;
   }
   std::printf("%s on %s nodes, global batch %lld x %lld tokens, %s, %s\n\n", job.model.name.c_str(),
@@ -98,6 +114,7 @@ void run_plan_sweep(const PlanOptions& o, const Job& job) {
               static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
               to_string(job.framework));
   std::fputs(sweep_to_text(job, sweep, deadline).c_str(), stdout);
+  if (!html.empty()) std::printf("\nsweep report: %s (also sweep.json)\n", html.c_str());
 }
 
 void run_plan(const PlanOptions& o) {
@@ -240,7 +257,7 @@ void register_plan(CLI::App& app) {
                   "within this many days")
       ->check(CLI::Range(1e-6, 1e6))
       ->needs(gpus);
-  gpus->excludes(cmd->get_option("--report"))->excludes(cmd->get_option("--pareto"));
+  gpus->excludes(cmd->get_option("--pareto"));
   cmd->callback([o] { run_plan(*o); });
 }
 

@@ -94,6 +94,31 @@ std::optional<std::size_t> cheapest_within_deadline(const std::vector<SweepRow>&
   return best;
 }
 
+std::optional<std::size_t> knee_index(const std::vector<SweepRow>& rows) {
+  auto time_of = [](const SweepRow& row) -> std::optional<double> {
+    if (!row.best) return std::nullopt;
+    if (row.run) {
+      if (!row.run->progresses) return std::nullopt;
+      return row.run->time_to_train_days;
+    }
+    return row.best->estimate.step_time_s;
+  };
+  std::optional<std::size_t> previous;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto t = time_of(rows[i]);
+    if (!t) continue;
+    if (previous && rows[i].num_gpus > rows[*previous].num_gpus) {
+      const double t_prev = *time_of(rows[*previous]);
+      const double growth =
+          static_cast<double>(rows[i].num_gpus) / static_cast<double>(rows[*previous].num_gpus) -
+          1.0;
+      if ((t_prev / *t - 1.0) / growth < kKneeMarginalEfficiency) return previous;
+    }
+    previous = i;
+  }
+  return std::nullopt;
+}
+
 SweepResult sweep_cluster_sizes(const Job& job, const std::vector<int64_t>& gpu_sizes,
                                 const planner::SearchOptions& search,
                                 std::optional<double> deadline_days) {
@@ -145,7 +170,10 @@ Json sweep_to_json(const Job& job, const SweepResult& sweep, std::optional<doubl
     entry["search_time_s"] = row.search_time_s;
     rows.push_back(entry);
   }
-  Json out = {{"sweep", rows}, {"sweep_time_s", sweep.sweep_time_s}};
+  const auto knee = knee_index(sweep.rows);
+  Json out = {{"sweep", rows},
+              {"sweep_time_s", sweep.sweep_time_s},
+              {"knee_gpus", knee ? Json(sweep.rows[*knee].num_gpus) : Json(nullptr)}};
   if (deadline_days) {
     out["deadline_days"] = *deadline_days;
     out["chosen"] = sweep.chosen ? Json(sweep.rows[*sweep.chosen].num_gpus) : Json(nullptr);
@@ -187,6 +215,12 @@ std::string sweep_to_text(const Job& job, const SweepResult& sweep,
   for (std::size_t c = 5; c < head.size(); ++c) right.push_back(c);
   std::string out = table.render(right);
   char line[256];
+  if (const auto knee = knee_index(sweep.rows)) {
+    std::snprintf(line, sizeof line,
+                  "\nknee: %lld GPUs; the next size buys less than half its ideal speed-up\n",
+                  static_cast<long long>(sweep.rows[*knee].num_gpus));
+    out += line;
+  }
   if (deadline_days) {
     if (sweep.chosen) {
       const auto& row = sweep.rows[*sweep.chosen];

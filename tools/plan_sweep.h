@@ -46,6 +46,19 @@ SweepResult sweep_cluster_sizes(const Job& job, const std::vector<int64_t>& gpu_
 std::optional<std::size_t> cheapest_within_deadline(const std::vector<SweepRow>& rows,
                                                     double deadline_days);
 
+// The knee: the last size before the first step up in size that buys less than half its
+// ideal speed-up (marginal efficiency (t_prev / t - 1) / (n / n_prev - 1) < 0.5, t the days to
+// train, or the step time without total_tokens); nullopt when every step pays or fewer than
+// two sizes have a plan.
+inline constexpr double kKneeMarginalEfficiency = 0.5;
+std::optional<std::size_t> knee_index(const std::vector<SweepRow>& rows);
+
+// sweep.html: the sweep's table and two line charts against the GPU count (days and
+// GPU-hours, or tokens/s and MFU without total_tokens), the knee and the chosen size marked;
+// one self-contained page like report.html. Written by `plan --gpus ... --report DIR`.
+std::string sweep_to_html(const Job& job, const SweepResult& sweep,
+                          std::optional<double> deadline_days);
+
 Json sweep_to_json(const Job& job, const SweepResult& sweep, std::optional<double> deadline_days);
 std::string sweep_to_text(const Job& job, const SweepResult& sweep,
                           std::optional<double> deadline_days);

@@ -120,6 +120,24 @@ TEST(TimeToTrainCli, TheReportHasATimeToTrainSectionOnlyWithTokens) {
             std::string::npos);
 }
 
+TEST(TimeToTrainCli, SweepReportHasTheChartsAndTheJson) {
+  TempDir dir;
+  const std::string out = dir.file("sweep");
+  const std::string job = write_job(dir, R"("total_tokens": 1e11)");
+  const CommandResult r =
+      run_parplan("plan --job " + q(job) + " --gpus 8:64 --report " + q(out) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string html = read_file(out + "/sweep.html");
+  EXPECT_NE(html.find("Days to train against GPUs"), std::string::npos);
+  std::size_t svgs = 0;
+  for (std::size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++svgs;
+  EXPECT_EQ(svgs, 2u);
+  const Json json = Json::parse(read_file(out + "/sweep.json"));
+  EXPECT_EQ(json.at("sweep").size(), 4u);
+  EXPECT_TRUE(json.contains("knee_gpus"));
+}
+
 TEST(TimeToTrainCli, BadSweepsAndRunKeysAreErrors) {
   TempDir dir;
   const std::string job = write_job(dir, R"("total_tokens": 1e11)");
