@@ -31,6 +31,15 @@ struct Series {
   std::function<std::optional<double>(const SweepRow&)> value;
 };
 
+// Round ticks from 0 that reach at least `hi` (nice_ticks may stop one step short).
+std::vector<double> covering_ticks(double hi, int target) {
+  auto ticks = svg::nice_ticks(0, hi > 0 ? hi : 1, target);
+  const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : (hi > 0 ? hi : 1);
+  if (ticks.empty()) ticks.push_back(0);
+  while (ticks.back() < hi) ticks.push_back(ticks.back() + step);
+  return ticks;
+}
+
 // One line chart of a value against the GPU count, with the knee and the chosen size marked.
 std::string line_chart(const SweepResult& sweep, const Series& series, std::string_view id) {
   const double height = 340, left = 90, right = 30, top = 20, bottom = 56;
@@ -50,8 +59,13 @@ std::string line_chart(const SweepResult& sweep, const Series& series, std::stri
     x_hi = std::max(x_hi, x);
     y_hi = std::max(y_hi, y);
   }
-  const auto x_ticks = svg::nice_ticks(0, x_hi * 1.03, 8);
-  const auto y_ticks = svg::nice_ticks(0, y_hi * 1.08, 5);
+  // Large values in millions, so that tick labels stay short.
+  const double scale = y_hi >= 1e6 ? 1e6 : 1.0;
+  for (auto& point : points) point.second /= scale;
+  y_hi /= scale;
+  const std::string y_label = series.y_label + (scale > 1 ? " (millions)" : "");
+  const auto x_ticks = covering_ticks(x_hi * 1.03, 8);
+  const auto y_ticks = covering_ticks(y_hi * 1.08, 5);
   const double x_max = x_ticks.back(), y_max = y_ticks.back() > 0 ? y_ticks.back() : 1;
   auto px = [&](double x) { return left + pw * x / x_max; };
   auto py = [&](double y) { return top + ph - ph * y / y_max; };
@@ -68,7 +82,7 @@ std::string line_chart(const SweepResult& sweep, const Series& series, std::stri
   }
   body += svg::rect(left, top, pw, ph, "none", {}, "stroke=\"#888\"") + "\n";
   body += svg::text(left + pw / 2, height - 12, "GPUs", "middle", 13);
-  body += svg::text(18, top + ph / 2, series.y_label, "middle", 13,
+  body += svg::text(18, top + ph / 2, y_label, "middle", 13,
                     "transform=\"rotate(-90 18 " + svg::num(top + ph / 2) + ")\"") +
           "\n";
   std::string polyline;
@@ -82,7 +96,7 @@ std::string line_chart(const SweepResult& sweep, const Series& series, std::stri
     const bool chosen = sweep.chosen && *sweep.chosen == rows[k];
     const char* fill = chosen ? "#2e7d32" : is_knee ? "#e07b00" : "#ffffff";
     char tip[160];
-    std::snprintf(tip, sizeof tip, "%.0f GPUs: %.4g%s%s", x, y, is_knee ? " (knee)" : "",
+    std::snprintf(tip, sizeof tip, "%.0f GPUs: %.4g%s%s", x, y * scale, is_knee ? " (knee)" : "",
                   chosen ? " (cheapest within the deadline)" : "");
     body += "<circle cx=\"" + svg::num(px(x)) + "\" cy=\"" + svg::num(py(y)) + "\" r=\"" +
             (is_knee || chosen ? "7" : "5") + "\" fill=\"" + fill +
