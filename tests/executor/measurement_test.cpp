@@ -9,7 +9,7 @@
 
 #include "executor/compute.h"
 #include "executor/deferred_error.h"
-#include "executor/memory.h"
+#include "executor/memory_tracker.h"
 #include "executor/phase_timer.h"
 #include "executor/watchdog.h"
 
