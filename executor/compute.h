@@ -47,7 +47,9 @@ class Compute {
 
   // ---- memory (bytes) ----
   virtual void* allocate(std::size_t num_bytes) = 0;
-  virtual void release(void* ptr) = 0;
+  // Never throws: it runs from destructors (~DeviceBuffer) and noexcept moves. A backend
+  // keeps a failure for its next allocate or synchronize (executor/deferred_error.h).
+  virtual void release(void* ptr) noexcept = 0;
   virtual void copy_to_device(void* dst, const void* src, std::size_t num_bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, std::size_t num_bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t num_bytes) = 0;

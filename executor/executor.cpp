@@ -75,7 +75,8 @@ void maybe_inject_failure(int rank, int64_t step) {
 
 template <typename T>
 RunReport run_typed(const Job& job, const RunOptions& options, Comm& host) {
-  std::unique_ptr<Compute<T>> compute = make_compute<T>(options.backend, host.world_rank());
+  std::unique_ptr<Compute<T>> compute =
+      make_compute<T>(options.backend, host.world_rank(), host.node_local_rank());
   Watchdog watchdog(options.comm_timeout_s, host.world_rank());
   std::unique_ptr<Comm> device;
   {

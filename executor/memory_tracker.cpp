@@ -35,7 +35,7 @@ void* MemoryTracker::allocate(std::size_t num_bytes, MemoryKind kind) {
   return ptr;
 }
 
-void MemoryTracker::release(void* ptr, std::size_t num_bytes, MemoryKind kind) {
+void MemoryTracker::release(void* ptr, std::size_t num_bytes, MemoryKind kind) noexcept {
   release_(ptr);
   current_ -= static_cast<int64_t>(num_bytes);
   by_kind_[static_cast<int>(kind)] -= static_cast<int64_t>(num_bytes);

@@ -24,7 +24,8 @@ class MemoryTracker {
   MemoryTracker(std::function<void*(std::size_t)> allocate, std::function<void(void*)> release);
 
   void* allocate(std::size_t num_bytes, MemoryKind kind);
-  void release(void* ptr, std::size_t num_bytes, MemoryKind kind);
+  // Never throws (Compute::release does not): it runs from ~DeviceBuffer.
+  void release(void* ptr, std::size_t num_bytes, MemoryKind kind) noexcept;
 
   int64_t current_bytes() const { return current_; }
   int64_t peak_bytes() const { return peak_; }

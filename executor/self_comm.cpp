@@ -15,6 +15,7 @@ class SelfComm final : public Comm {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   int world_rank() const override { return world_rank_; }
+  int node_local_rank() const override { return 0; }
   void all_reduce(void*, int64_t, DType, ReduceOp) override {}
   void reduce_scatter(const void* send, void* recv, int64_t count, DType type) override {
     if (send != recv) std::memmove(recv, send, count * dtype_bytes(type));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/gpu_assignment.h"
+
 namespace parplan::profiler {
 
 int ProcessGroup::num_hosts() const {
@@ -14,10 +16,7 @@ int ProcessGroup::ranks_on_host(int host) const {
   return static_cast<int>(std::count(hosts.begin(), hosts.end(), host));
 }
 
-int ProcessGroup::local_rank() const {
-  const auto& hosts = host_of_rank();
-  return static_cast<int>(std::count(hosts.begin(), hosts.begin() + rank(), host()));
-}
+int ProcessGroup::local_rank() const { return node_local_rank(host_of_rank(), rank()); }
 
 namespace {
 

@@ -102,8 +102,8 @@ void run_run(const RunCliOptions& o) {
     PARPLAN_CHECK(backend.has_value(), "--backend: unknown backend ", o.backend);
     options.backend = *backend;
     std::string why_not;
-    PARPLAN_CHECK(executor::backend_available(options.backend, &why_not), "--backend ", o.backend,
-                  ": ", why_not);
+    PARPLAN_CHECK(executor::backend_available(options.backend, job.plan.num_gpus(), &why_not),
+                  "--backend ", o.backend, ": ", why_not);
     options.dtype = o.dtype == "fp64" ? executor::DTypeChoice::Fp64 : executor::DTypeChoice::Fp32;
     options.steps = o.steps;
     options.seed = o.seed;

@@ -31,7 +31,7 @@ constexpr double kF = sizeof(float);
 
 std::vector<profiler::KernelProbe> executor_cpu_probes(bool quick) {
   auto arena = std::make_shared<Arena>();
-  arena->compute = executor::make_compute<float>(executor::Backend::Cpu, 0);
+  arena->compute = executor::make_compute<float>(executor::Backend::Cpu, 0, 0);
   Compute<float>& c = *arena->compute;
   // Rows x width of a memory-resident activation (about 16 MiB) and of an MLP activation.
   const int64_t rows = quick ? 2048 : 4096;

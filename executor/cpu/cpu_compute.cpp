@@ -48,7 +48,7 @@ class CpuCompute final : public Compute<T> {
     sizes_[p] = rounded;
     return p;
   }
-  void release(void* ptr) override {
+  void release(void* ptr) noexcept override {
     auto it = sizes_.find(ptr);
     if (it == sizes_.end()) return;
     cache_.emplace(it->second, ptr);

@@ -5,9 +5,11 @@
 #include <climits>
 #include <memory>
 
+#include "core/gpu_assignment.h"
 #include "executor/cuda/cuda_common.cuh"
 #include "executor/cuda/cuda_compute.h"
 #include "executor/cuda/cuda_kernels.cuh"
+#include "executor/deferred_error.h"
 
 namespace parplan::executor {
 
@@ -55,15 +57,20 @@ class CudaCompute final : public Compute<T> {
   bool synchronous() const override { return false; }
 
   void* allocate(std::size_t num_bytes) override {
+    release_error_.rethrow_if_pending();
     void* p = nullptr;
     PARPLAN_CUDA_CHECK(cudaMallocAsync(&p, num_bytes > 0 ? num_bytes : 1, 0));
     return p;
   }
-  void release(void* ptr) override { PARPLAN_CUDA_CHECK(cudaFreeAsync(ptr, 0)); }
+  void release(void* ptr) noexcept override {
+    const cudaError_t status = cudaFreeAsync(ptr, 0);
+    if (status != cudaSuccess) release_error_.record("cudaFreeAsync", cudaGetErrorString(status));
+  }
   void copy_to_device(void* dst, const void* src, std::size_t n) override {
     PARPLAN_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
   }
   void copy_to_host(void* dst, const void* src, std::size_t n) override {
+    release_error_.rethrow_if_pending();
     PARPLAN_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
   }
   void copy(void* dst, const void* src, std::size_t n) override {
@@ -72,7 +79,10 @@ class CudaCompute final : public Compute<T> {
   void set_zero(void* dst, std::size_t n) override {
     PARPLAN_CUDA_CHECK(cudaMemsetAsync(dst, 0, n, 0));
   }
-  void synchronize() override { PARPLAN_CUDA_CHECK(cudaStreamSynchronize(0)); }
+  void synchronize() override {
+    release_error_.rethrow_if_pending();
+    PARPLAN_CUDA_CHECK(cudaStreamSynchronize(0));
+  }
 
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
@@ -164,6 +174,7 @@ class CudaCompute final : public Compute<T> {
 
  private:
   cublasHandle_t cublas_ = nullptr;
+  DeferredError release_error_;  // a failed cudaFreeAsync, thrown by the next allocate/sync
 };
 
 }  // namespace
@@ -175,13 +186,13 @@ int cuda_device_count() {
 }
 
 template <typename T>
-std::unique_ptr<Compute<T>> make_cuda_compute(int host_rank) {
+std::unique_ptr<Compute<T>> make_cuda_compute(int host_rank, int node_local_rank) {
   const int count = cuda_device_count();
   PARPLAN_CHECK(count > 0, "rank ", host_rank, ": backend cuda: no CUDA device is visible");
-  return std::make_unique<CudaCompute<T>>(host_rank % count);
+  return std::make_unique<CudaCompute<T>>(gpu_of_rank(node_local_rank, count));
 }
 
-template std::unique_ptr<Compute<float>> make_cuda_compute<float>(int);
-template std::unique_ptr<Compute<double>> make_cuda_compute<double>(int);
+template std::unique_ptr<Compute<float>> make_cuda_compute<float>(int, int);
+template std::unique_ptr<Compute<double>> make_cuda_compute<double>(int, int);
 
 }  // namespace parplan::executor

@@ -11,10 +11,10 @@
 
 namespace parplan::executor {
 
-// Uses GPU `host_rank` modulo the number of visible GPUs; throws parplan::Error when there is
-// none.
+// Uses GPU gpu_of_rank(node_local_rank, visible GPUs) (core/gpu_assignment.h); throws
+// parplan::Error naming `host_rank` when there is none.
 template <typename T>
-std::unique_ptr<Compute<T>> make_cuda_compute(int host_rank);
+std::unique_ptr<Compute<T>> make_cuda_compute(int host_rank, int node_local_rank);
 
 int cuda_device_count();
 

@@ -33,8 +33,11 @@ MPI_Datatype mpi_type(DType t) {
 
 class MpiComm final : public Comm {
  public:
-  MpiComm(MPI_Comm comm, int world_rank, bool finalize_on_destroy)
-      : comm_(comm), world_rank_(world_rank), finalize_(finalize_on_destroy) {
+  MpiComm(MPI_Comm comm, int world_rank, int node_local_rank, bool finalize_on_destroy)
+      : comm_(comm),
+        world_rank_(world_rank),
+        node_local_rank_(node_local_rank),
+        finalize_(finalize_on_destroy) {
     check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   }
@@ -51,6 +54,7 @@ class MpiComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int world_rank() const override { return world_rank_; }
+  int node_local_rank() const override { return node_local_rank_; }
 
   void all_reduce(void* data, int64_t count, DType type, ReduceOp op) override {
     check(MPI_Allreduce(MPI_IN_PLACE, data, to_int(count), mpi_type(type),
@@ -117,7 +121,7 @@ class MpiComm final : public Comm {
     MPI_Comm out = MPI_COMM_NULL;
     check(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &out), "MPI_Comm_split");
     if (out == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiComm>(out, world_rank_, false);
+    return std::make_unique<MpiComm>(out, world_rank_, node_local_rank_, false);
   }
 
   [[noreturn]] void abort(int exit_code) override {
@@ -152,6 +156,7 @@ class MpiComm final : public Comm {
 
   MPI_Comm comm_;
   int world_rank_;
+  int node_local_rank_;
   bool finalize_;
   int rank_ = 0;
   int size_ = 1;
@@ -173,7 +178,17 @@ std::unique_ptr<Comm> make_mpi_world() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return std::make_unique<MpiComm>(MPI_COMM_WORLD, rank, !initialized);
+  // The processes on this host, in world-rank order.
+  MPI_Comm shared = MPI_COMM_NULL;
+  int local = 0;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared) !=
+          MPI_SUCCESS ||
+      MPI_Comm_rank(shared, &local) != MPI_SUCCESS) {
+    throw Error("rank " + std::to_string(rank) +
+                ": MPI_Comm_split_type (the ranks of this host) failed");
+  }
+  MPI_Comm_free(&shared);
+  return std::make_unique<MpiComm>(MPI_COMM_WORLD, rank, local, !initialized);
 }
 
 }  // namespace parplan::executor

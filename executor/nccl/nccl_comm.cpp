@@ -3,9 +3,11 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "core/check.h"
 
@@ -31,7 +33,8 @@ ncclDataType_t nccl_type(DType t) {
 
 class NcclComm final : public Comm {
  public:
-  NcclComm(ncclComm_t comm, int world_rank) : comm_(comm), world_rank_(world_rank) {
+  NcclComm(ncclComm_t comm, int world_rank, int node_local_rank)
+      : comm_(comm), world_rank_(world_rank), node_local_rank_(node_local_rank) {
     check(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
     cuda(cudaStreamCreateWithFlags(&send_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -49,6 +52,7 @@ class NcclComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int world_rank() const override { return world_rank_; }
+  int node_local_rank() const override { return node_local_rank_; }
 
   void all_reduce(void* data, int64_t count, DType type, ReduceOp op) override {
     check(ncclAllReduce(data, data, static_cast<size_t>(count), nccl_type(type),
@@ -80,6 +84,26 @@ class NcclComm final : public Comm {
     check(ncclRecv(data, static_cast<size_t>(count), nccl_type(type), peer, comm_, recv_stream_),
           "ncclRecv");
     return record(recv_stream_);
+  }
+  // One NCCL group on the send stream: its transfers progress together, so a send never
+  // waits for a receive that this rank would issue after it.
+  std::vector<int64_t> batch_isend_irecv(std::span<const P2pOp> ops) override {
+    after_default_stream(send_stream_);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (const P2pOp& op : ops) {
+      const auto count = static_cast<size_t>(op.count);
+      const ncclResult_t r =
+          op.send ? ncclSend(op.data, count, nccl_type(op.type), op.peer, comm_, send_stream_)
+                  : ncclRecv(op.data, count, nccl_type(op.type), op.peer, comm_, send_stream_);
+      if (r != ncclSuccess) {
+        ncclGroupEnd();
+        check(r, op.send ? "ncclSend" : "ncclRecv");
+      }
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    std::vector<int64_t> requests;
+    for (std::size_t i = 0; i < ops.size(); ++i) requests.push_back(record(send_stream_));
+    return requests;
   }
   void wait(int64_t request) override {
     while (!test(request)) std::this_thread::yield();
@@ -114,7 +138,7 @@ class NcclComm final : public Comm {
     check(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &out, nullptr),
           "ncclCommSplit");
     if (color < 0 || out == nullptr) return nullptr;
-    return std::make_unique<NcclComm>(out, world_rank_);
+    return std::make_unique<NcclComm>(out, world_rank_, node_local_rank_);
   }
 
   [[noreturn]] void abort(int exit_code) override {
@@ -150,6 +174,7 @@ class NcclComm final : public Comm {
 
   ncclComm_t comm_;
   int world_rank_;
+  int node_local_rank_;
   int rank_ = 0;
   int size_ = 1;
   cudaStream_t send_stream_ = nullptr;
@@ -173,7 +198,7 @@ std::unique_ptr<Comm> make_nccl_world(Comm& host) {
   PARPLAN_CHECK(r == ncclSuccess, "rank ", host.world_rank(),
                 ": ncclCommInitRank failed: ", ncclGetErrorString(r),
                 " (two ranks cannot share one GPU; run one rank per GPU)");
-  return std::make_unique<NcclComm>(comm, host.world_rank());
+  return std::make_unique<NcclComm>(comm, host.world_rank(), host.node_local_rank());
 }
 
 }  // namespace parplan::executor

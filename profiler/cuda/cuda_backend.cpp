@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cuda/cuda_check.h"
+#include "core/gpu_assignment.h"
 #include "core/units.h"
 #include "profiler/cpu_timing.h"
 #include "profiler/cuda/cublaslt_gemm.h"
@@ -64,7 +65,7 @@ class CudaBackend final : public Backend {
       throw Error("--backend cuda: no CUDA device is visible to rank " +
                   std::to_string(group.rank()));
     }
-    device_ = group.local_rank() % devices;
+    device_ = gpu_of_rank(group.local_rank(), devices);
     PARPLAN_CUDA_CHECK(cudaSetDevice(device_));
     PARPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     RawProfile raw;

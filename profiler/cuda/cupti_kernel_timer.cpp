@@ -2,13 +2,13 @@
 // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (KIND_KERNEL would serialise kernels) arrive in
 // buffers CUPTI requests and completes through two callbacks; stop() synchronises the stream
 // and forces a flush (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) so that every
-// record of the window is in before it is read.
+// record of the window is in before it is read. What is done with the records (untimed ones
+// skipped, drops failing only their window) is profiler/kernel_records.h.
 #include <cuda_runtime.h>
 #include <cupti.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <mutex>
+#include <utility>
 
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cupti_check.h"
@@ -22,13 +22,8 @@ constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::size_t kAlignment = 8;  // ACTIVITY_RECORD_ALIGNMENT
 
 // CUPTI calls plain functions: the records go to one process-wide collector.
-struct Collector {
-  std::mutex mutex;
-  std::vector<KernelRecord> records;
-  std::size_t dropped = 0;
-};
-Collector& collector() {
-  static Collector c;
+KernelRecordCollector& collector() {
+  static KernelRecordCollector c;
   return c;
 }
 
@@ -40,21 +35,18 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
                                size_t valid_size) {
-  Collector& c = collector();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
-      // CUDA 13 writes CUpti_ActivityKernel10; the fields read here sit in every version.
-      const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      c.records.push_back({kernel->name != nullptr ? kernel->name : "", kernel->start, kernel->end,
-                           static_cast<uint32_t>(kernel->gridX)});
-    }
-    size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
-      c.dropped += dropped;
-    }
+  KernelRecordCollector& c = collector();
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
+    // CUDA 13 writes CUpti_ActivityKernel10; the fields read here sit in every version.
+    const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    c.add({kernel->name != nullptr ? kernel->name : "", kernel->start, kernel->end,
+           static_cast<uint32_t>(kernel->gridX)});
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+    c.add_dropped(dropped);
   }
   std::free(buffer);
 }
@@ -75,26 +67,16 @@ class CuptiKernelTimer final : public KernelTimer {
   void start() override {
     PARPLAN_CUDA_CHECK(cudaStreamSynchronize(stream_));
     PARPLAN_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    std::lock_guard<std::mutex> lock(collector().mutex);
-    collector().records.clear();
+    collector().begin_window();
   }
 
   double stop() override {
     PARPLAN_CUDA_CHECK(cudaStreamSynchronize(stream_));
     PARPLAN_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    std::lock_guard<std::mutex> lock(collector().mutex);
-    PARPLAN_CHECK(collector().dropped == 0, "CUPTI dropped ", collector().dropped,
-                  " kernel records (activity buffers too small)");
-    kernels_ = std::move(collector().records);
-    collector().records.clear();
-    if (kernels_.empty()) return 0.0;
-    uint64_t first = kernels_.front().start_ns;
-    uint64_t last = kernels_.front().end_ns;
-    for (const auto& k : kernels_) {
-      first = std::min(first, k.start_ns);
-      last = std::max(last, k.end_ns);
-    }
-    return static_cast<double>(last - first) * 1e-9;
+    kernels_.clear();
+    KernelWindow window = collector().end_window();
+    kernels_ = std::move(window.kernels);
+    return window.seconds;
   }
 
   const std::vector<KernelRecord>& kernels() const override { return kernels_; }

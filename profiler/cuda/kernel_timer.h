@@ -10,14 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace parplan::profiler::cuda {
+#include "profiler/kernel_records.h"
 
-struct KernelRecord {
-  std::string name;  // mangled, as CUPTI reports it
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t grid_x = 0;
-};
+namespace parplan::profiler::cuda {
 
 class KernelTimer {
  public:

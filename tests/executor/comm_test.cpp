@@ -1,12 +1,20 @@
 // MpiComm (3 ranks under mpirun) and SelfComm: results of every collective, the in-place
-// conventions, point-to-point with test/probe, and split.
+// conventions, point-to-point with test/probe, batch_isend_irecv, and split. StrictP2pComm
+// over MPI: the pipeline's transfers as the runner issued them before issue 23 deadlock under
+// NCCL's rules (its timeout turns that into an error) though MPI runs them, and grouped as
+// executor/p2p_plan.h groups them they complete with the right data.
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <map>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "core/check.h"
+#include "executor/p2p_plan.h"
 #include "executor/self_comm.h"
+#include "executor/strict_p2p_comm.h"
 #include "tests/executor/mpi_world.h"
 
 namespace parplan::executor {
@@ -88,6 +96,116 @@ TEST(MpiComm, SplitByParityKeepsKeyOrder) {
   int64_t root_value = r == 1 ? 42 : 0;
   world().broadcast(&root_value, 1, DType::I64, 1);
   EXPECT_EQ(root_value, 42);
+}
+
+TEST(MpiComm, NodeLocalRankCountsTheRanksOfThisHost) {
+  // Every rank of this test runs on one host: the node-local rank is the world rank, in
+  // every communicator split from the world.
+  EXPECT_EQ(world().node_local_rank(), world().rank());
+  auto sub = world().split(world().rank() % 2, -world().rank());
+  EXPECT_EQ(sub->node_local_rank(), world().rank());
+  EXPECT_EQ(make_self_comm(5)->node_local_rank(), 0);
+}
+
+TEST(MpiComm, BatchIsendIrecvSendsAndReceivesInOneCall) {
+  const int r = world().rank(), n = world().size();
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
+  std::vector<double> out(100, r), in(100, -1);
+  const std::vector<P2pOp> ops = {{true, out.data(), 100, DType::F64, next, 3},
+                                  {false, in.data(), 100, DType::F64, prev, 3}};
+  const std::vector<int64_t> requests = world().batch_isend_irecv(ops);
+  ASSERT_EQ(requests.size(), 2u);
+  world().wait(requests[1]);
+  world().wait(requests[0]);
+  EXPECT_EQ(in[99], prev);
+}
+
+// Runs one pipeline stage's transfers as the runner does (executor/pipeline_runner.cpp): the
+// groups before each action, then a wait for the action's input; every send waited at the
+// end. Each message carries its identity, checked on arrival.
+void replay_stage(Comm& pp, const PipelineShape& shape, P2pPairing pairing) {
+  const int64_t stage = pp.rank();
+  const std::vector<PipeAction> actions = stage_schedule(shape, stage);
+  const std::vector<P2pGroup> groups = plan_transfers(shape, stage, pairing);
+  auto code = [](const P2pMessage& m) {
+    return static_cast<double>(m.micro_batch * 1000 + m.virtual_stage * 10 + (m.gradient ? 1 : 0));
+  };
+  std::deque<std::vector<double>> buffers;  // stable addresses
+  std::map<std::tuple<int64_t, int64_t, bool>, std::pair<int64_t, std::vector<double>*>> arriving;
+  std::vector<int64_t> sends;
+  std::size_t next_group = 0;
+  for (int64_t i = 0; i <= static_cast<int64_t>(actions.size()); ++i) {
+    for (; next_group < groups.size() && groups[next_group].before_action == i; ++next_group) {
+      std::vector<P2pOp> ops;
+      for (const P2pMessage& m : groups[next_group].messages) {
+        std::vector<double>& b = buffers.emplace_back(4096, m.send ? code(m) : -1.0);
+        ops.push_back({m.send, b.data(), 4096, DType::F64, static_cast<int>(m.peer_stage), 0});
+      }
+      const std::vector<int64_t> requests = pp.batch_isend_irecv(ops);
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        const P2pMessage& m = groups[next_group].messages[k];
+        if (m.send) {
+          sends.push_back(requests[k]);
+        } else {
+          arriving[{m.micro_batch, m.virtual_stage, m.gradient}] = {
+              requests[k], &buffers[buffers.size() - ops.size() + k]};
+        }
+      }
+    }
+    if (i == static_cast<int64_t>(actions.size())) break;
+    if (auto in = action_input(actions[i], shape, stage)) {
+      auto& [request, buffer] = arriving.at({in->micro_batch, in->virtual_stage, in->gradient});
+      pp.wait(request);
+      EXPECT_EQ(buffer->back(), code(*in)) << to_string(*in);
+    }
+  }
+  for (int64_t request : sends) pp.wait(request);
+}
+
+TEST(StrictP2pComm, UnpairedPipelineTransfersDeadlockAndGroupedOnesComplete) {
+  // Ranks 0 and 1 as the two stages of 1F1B with 4 micro-batches.
+  auto pair = world().split(world().rank() < 2 ? 0 : -1, world().rank());
+  if (pair != nullptr) {
+    const PipelineShape shape{ScheduleKind::OneFOneB, 2, 1, 4};
+    replay_stage(*pair, shape, P2pPairing::Unpaired);  // MPI's sends never wait: it completes
+    {
+      auto strict = make_strict_p2p_comm(*pair, 60);
+      replay_stage(*strict, shape, P2pPairing::Paired);
+      strict->barrier();
+    }
+    auto strict = make_strict_p2p_comm(*pair, 1.0);
+    try {
+      replay_stage(*strict, shape, P2pPairing::Unpaired);
+      ADD_FAILURE() << "the unpaired transfers completed under NCCL's rules";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("NCCL's point-to-point rules"), std::string::npos) << what;
+      EXPECT_NE(what.find("the running group: {send to " + std::to_string(1 - pair->rank())),
+                std::string::npos)
+          << what;
+    }
+  }
+  world().barrier();
+}
+
+TEST(StrictP2pComm, CollectivesWaitForQueuedTransfers) {
+  auto strict = make_strict_p2p_comm(world(), 60);
+  const int r = strict->rank(), n = strict->size();
+  std::vector<double> out(10, r), in(10, -1);
+  // A ring: alone, each rank's send would wait for a receive queued behind it.
+  const std::vector<P2pOp> ops = {{true, out.data(), 10, DType::F64, (r + 1) % n, 5},
+                                  {false, in.data(), 10, DType::F64, (r + n - 1) % n, 5}};
+  const std::vector<int64_t> requests = strict->batch_isend_irecv(ops);
+  double sum = 1;
+  strict->all_reduce(&sum, 1, DType::F64, ReduceOp::Sum);  // runs the queue first
+  EXPECT_EQ(sum, n);
+  EXPECT_TRUE(strict->test(requests[0]));
+  EXPECT_TRUE(strict->test(requests[1]));
+  EXPECT_EQ(in[0], (r + n - 1) % n);
+  auto half = strict->split(r % 2, r);
+  int64_t count = 1;
+  half->all_reduce(&count, 1, DType::I64, ReduceOp::Sum);
+  EXPECT_EQ(count, half->size());
 }
 
 TEST(SelfComm, CollectivesOfOneRank) {

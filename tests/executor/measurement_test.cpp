@@ -1,10 +1,14 @@
-// The executor's measurement: allocation tracking, phase accounting, trace events and the
-// communication watchdog.
+// The executor's measurement: allocation tracking (and failed releases kept for later),
+// phase accounting, trace events and the communication watchdog.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <utility>
 
+#include "executor/compute.h"
+#include "executor/deferred_error.h"
 #include "executor/memory_tracker.h"
 #include "executor/phase_timer.h"
 #include "executor/watchdog.h"
@@ -14,6 +18,40 @@ namespace {
 
 MemoryTracker host_tracker() {
   return MemoryTracker([](std::size_t n) { return std::malloc(n); }, [](void* p) { std::free(p); });
+}
+
+TEST(DeferredError, AFailedReleaseWhileUnwindingIsReportedByTheNextCallThatMayThrow) {
+  // Compute::release runs from ~DeviceBuffer and its noexcept move assignment.
+  static_assert(noexcept(std::declval<Compute<float>&>().release(nullptr)));
+  static_assert(
+      noexcept(std::declval<MemoryTracker&>().release(nullptr, 0, MemoryKind::Workspace)));
+  DeferredError error;
+  int released = 0;
+  MemoryTracker tracker([](std::size_t n) { return std::malloc(n); },
+                        [&](void* p) {
+                          std::free(p);
+                          ++released;
+                          error.record("cudaFreeAsync", released == 1 ? "an illegal memory access"
+                                                                      : "a later failure");
+                        });
+  EXPECT_THROW(
+      {
+        DeviceBuffer<float> a(tracker, 10, MemoryKind::Activations);
+        DeviceBuffer<float> b(tracker, 10, MemoryKind::Activations);
+        b = std::move(a);  // releases b's first block
+        throw Error("a kernel failed");
+      },
+      Error);
+  EXPECT_EQ(released, 2);
+  ASSERT_TRUE(error.pending());
+  try {
+    error.rethrow_if_pending();
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cudaFreeAsync failed: an illegal memory access");
+  }
+  EXPECT_FALSE(error.pending());
+  EXPECT_NO_THROW(error.rethrow_if_pending());
 }
 
 TEST(MemoryTracker, PeakAndItsSplitByKind) {

@@ -3,7 +3,9 @@
 // running the same job, and so do the global gradient norms (kFp64Tolerance, kFp32Tolerance
 // below). Losses after the first step check the gradients, their synchronisation and the
 // optimizer too; the gradient norms check the gradients' scale directly. Built three
-// times (2, 4 and 8 ranks under mpirun); each build runs the plans of its size.
+// times (2, 3, 4 and 8 ranks under mpirun); each build runs the plans of its size. The
+// "_nccl_rules" cases run every schedule at pp 2-4 under StrictP2pComm (NCCL's
+// point-to-point rules; zero-bubble is not in the executor, p2p_plan_test.cpp replays it).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 
 #include "executor/executor.h"
 #include "executor/self_comm.h"
+#include "executor/strict_p2p_comm.h"
 #include "tests/executor/mpi_world.h"
 #include "tests/executor/test_jobs.h"
 
@@ -31,6 +34,10 @@ struct PlanCase {
   Json plan;
   std::string flavour = "gpt";
   bool fp64 = true;
+  // Under StrictP2pComm: NCCL's point-to-point rules (a deadlock there fails the case).
+  bool nccl_rules = false;
+  int64_t layers = 4;
+  int64_t global_batch = 8;
 };
 
 std::ostream& operator<<(std::ostream& out, const PlanCase& c) { return out << c.name; }
@@ -60,11 +67,14 @@ TEST_P(PlanEquivalence, LossesEqualTheSingleRankRun) {
   const PlanCase& c = GetParam();
   if (ranks_of(c.plan) != world().size())
     GTEST_SKIP() << "runs under mpirun -np " << ranks_of(c.plan);
-  const Job job = tiny_job(c.plan, c.flavour);
-  const std::vector<double> losses = run_losses(job, c.fp64, world());
+  const Job job = tiny_job(c.plan, c.flavour, c.layers, c.global_batch);
+  std::unique_ptr<Comm> strict;
+  if (c.nccl_rules) strict = make_strict_p2p_comm(world(), 60);
+  const std::vector<double> losses = run_losses(job, c.fp64, strict ? *strict : world());
+  strict.reset();
   auto self = make_self_comm(world().rank());
-  const std::vector<double> reference =
-      run_losses(tiny_job({{"micro_batch_size", 1}}, c.flavour), c.fp64, *self);
+  const std::vector<double> reference = run_losses(
+      tiny_job({{"micro_batch_size", 1}}, c.flavour, c.layers, c.global_batch), c.fp64, *self);
   ASSERT_EQ(losses.size(), reference.size());
   const double tolerance = c.fp64 ? kFp64Tolerance : kFp32Tolerance;
   double worst_loss = 0;
@@ -103,6 +113,13 @@ const std::vector<PlanCase> kCases = {
     {"pp2_recompute_full_llama", plan({{"pp", 2}, {"recompute", "full"}}), "llama"},
     {"tp2_fp32", plan({{"tp", 2}, {"micro_batch_size", 2}}), "gpt", false},
     {"pp2_fp32_llama", plan({{"pp", 2}}), "llama", false},
+    {"pp2_1f1b_nccl_rules", plan({{"pp", 2}}), "gpt", true, true},
+    {"pp2_gpipe_nccl_rules", plan({{"pp", 2}, {"schedule", "gpipe"}}), "gpt", true, true},
+    {"pp2_vpp2_interleaved_nccl_rules", plan({{"pp", 2}, {"vpp", 2}}), "gpt", true, true},
+    // 3 ranks
+    {"pp3_1f1b_nccl_rules", plan({{"pp", 3}}), "gpt", true, true, 6, 7},
+    {"pp3_gpipe_nccl_rules", plan({{"pp", 3}, {"schedule", "gpipe"}}), "gpt", true, true, 6},
+    {"pp3_vpp2_interleaved_nccl_rules", plan({{"pp", 3}, {"vpp", 2}}), "gpt", true, true, 6, 6},
     // 4 ranks
     {"tp2_pp2", plan({{"tp", 2}, {"pp", 2}})},
     {"dp2_pp2_zero1_gpipe", plan({{"dp", 2}, {"pp", 2}, {"zero_stage", 1}, {"schedule", "gpipe"}})},
@@ -111,6 +128,10 @@ const std::vector<PlanCase> kCases = {
     {"tp2_pp2_vpp2_selective",
      plan({{"tp", 2}, {"pp", 2}, {"vpp", 2}, {"recompute", "selective"}})},
     {"dp4_zero1_fp32", plan({{"dp", 4}, {"zero_stage", 1}}), "gpt", false},
+    {"pp4_1f1b_nccl_rules", plan({{"pp", 4}}), "gpt", true, true},
+    {"pp4_gpipe_nccl_rules", plan({{"pp", 4}, {"schedule", "gpipe"}}), "gpt", true, true},
+    {"pp4_vpp2_interleaved_nccl_rules", plan({{"pp", 4}, {"vpp", 2}}), "gpt", true, true, 8},
+    {"tp2_pp2_vpp2_nccl_rules", plan({{"tp", 2}, {"pp", 2}, {"vpp", 2}}), "llama", true, true},
     {"tp4_kv_replicated_sp_llama", plan({{"tp", 4}, {"sequence_parallel", true}}), "llama"},
     // 8 ranks
     {"dp2_tp2_pp2", plan({{"dp", 2}, {"tp", 2}, {"pp", 2}})},

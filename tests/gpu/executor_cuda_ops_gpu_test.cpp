@@ -21,7 +21,7 @@ class CudaOps : public ::testing::Test {
  protected:
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU";
-    gpu_ = make_cuda_compute<T>(0);
+    gpu_ = make_cuda_compute<T>(0, 0);
     cpu_ = make_cpu_compute<T>();
   }
   void TearDown() override {
@@ -254,12 +254,12 @@ TEST(CudaModel, TrainingStepsMatchTheCpu) {
   for (const std::string flavour : {"gpt", "llama"}) {
     const Job job =
         testing::tiny_job({{"micro_batch_size", 2}, {"recompute", "selective"}}, flavour);
-    auto gpu = make_cuda_compute<double>(0);
+    auto gpu = make_cuda_compute<double>(0, 0);
     auto cpu = make_cpu_compute<double>();
     const auto on_gpu = train(*gpu, job);
     const auto on_cpu = train(*cpu, job);
     for (int s = 0; s < 3; ++s) EXPECT_NEAR(on_gpu[s], on_cpu[s], 1e-9 * on_cpu[s]) << flavour;
-    auto gpu32 = make_cuda_compute<float>(0);
+    auto gpu32 = make_cuda_compute<float>(0, 0);
     auto cpu32 = make_cpu_compute<float>();
     const auto f_gpu = train(*gpu32, job);
     const auto f_cpu = train(*cpu32, job);
