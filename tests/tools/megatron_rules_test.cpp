@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -267,6 +268,51 @@ TEST(MegatronRules, ModelDetailsFollowThePreset) {
   const auto gpt3 = launch("gpt3-175b", 8);
   EXPECT_FALSE(gpt3.has("--disable-bias-linear"));
   EXPECT_FALSE(gpt3.has("--rotary-base"));
+}
+
+// torchtitan v0.2.2 (torchtitan/distributed/pipeline_parallel.py): with layers_per_stage set,
+// the stages are ceil((layers + first_less + last_less) / layers_per_stage), a multiple of pp,
+// one per rank for single-stage schedules and at least two for the others.
+TEST(TorchtitanRules, PipelineSplitsAndRefusals) {
+  for (const char* plan : {R"({"tp": 8, "pp": 4, "vpp": 5})", R"({"tp": 8, "pp": 4})",
+                           R"({"tp": 8, "pp": 2, "vpp": 2})"}) {
+    const Job job = job_from(R"({"model": "llama3.1-70b", "cluster": {"node": "dgx-h100",
+        "num_nodes": 16}, "training": {"global_batch_size": 512, "seq_length": 8192},
+        "plan": )" + std::string(plan) +
+                             "}");
+    ASSERT_FALSE(tools::torchtitan_refusal(job).has_value()) << plan;
+    std::map<std::string, int64_t> keys;
+    std::istringstream in(tools::export_torchtitan(job));
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto eq = line.find(" = ");
+      if (eq != std::string::npos && std::isdigit(static_cast<unsigned char>(line[eq + 3]))) {
+        keys[line.substr(0, eq)] = std::stoll(line.substr(eq + 3));
+      }
+    }
+    const int64_t pp = keys.at("pipeline_parallel_degree");
+    const int64_t stages = (80 + keys.at("pipeline_parallel_first_stage_less_layers") +
+                            keys.at("pipeline_parallel_last_stage_less_layers") +
+                            keys.at("pipeline_parallel_layers_per_stage") - 1) /
+                           keys.at("pipeline_parallel_layers_per_stage");
+    EXPECT_EQ(stages % pp, 0) << plan;
+    EXPECT_EQ(stages / pp, job.plan.vpp) << plan;
+  }
+  const std::string base = R"("cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": 64, "seq_length": 4096})";
+  auto refusal = [&](const std::string& model, const std::string& plan) {
+    return tools::torchtitan_refusal(
+        job_from(R"({"model": ")" + model + R"(", )" + base + R"(, "plan": )" + plan + "}"));
+  };
+  EXPECT_EQ(refusal("llama2-7b", R"({"tp": 2})")->key, "model");  // no Llama 2 flavor
+  EXPECT_EQ(refusal("mixtral-8x7b", R"({"tp": 2, "ep": 8})")->key, "model");
+  const auto zero1 = refusal("llama3.1-8b", R"({"tp": 2, "zero_stage": 1})");
+  ASSERT_TRUE(zero1.has_value());
+  EXPECT_EQ(zero1->nearest->zero_stage, 2);
+  const auto dualpipe = refusal("llama3.1-8b", R"({"pp": 4, "schedule": "dualpipe"})");
+  ASSERT_TRUE(dualpipe.has_value());
+  EXPECT_EQ(dualpipe->key, "plan.schedule");
+  EXPECT_FALSE(refusal("llama3.1-8b", R"({"tp": 2, "zero_stage": 3})").has_value());
 }
 
 }  // namespace

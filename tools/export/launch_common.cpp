@@ -29,6 +29,7 @@ const char* framework_title(ExportFormat format) {
 
 std::optional<ExportRefusal> export_refusal(const Job& job, ExportFormat format) {
   if (format == ExportFormat::Megatron) return megatron_refusal(job);
+  if (format == ExportFormat::Torchtitan) return torchtitan_refusal(job);
   return std::nullopt;
 }
 

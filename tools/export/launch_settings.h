@@ -34,6 +34,7 @@ struct ExportRefusal {
 };
 std::optional<ExportRefusal> export_refusal(const Job& job, ExportFormat format);
 std::optional<ExportRefusal> megatron_refusal(const Job& job);
+std::optional<ExportRefusal> torchtitan_refusal(const Job& job);
 std::string export_launch_settings(const Job& job, ExportFormat format);
 
 std::string export_megatron(const Job& job);
