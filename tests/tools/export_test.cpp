@@ -236,8 +236,10 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(tt("deepseek-v3").at("model.flavor"), "\"671B\"");
   EXPECT_EQ(tt("llama70b-example").at("parallelism.pipeline_parallel_first_stage_less_layers"),
             "0");
-  EXPECT_EQ(tt("uneven-other").at("parallelism.module_fqns_per_model_part").substr(0, 40),
-            "[[\"tok_embeddings\", \"layers.0\", \"layers.1\"");
+  EXPECT_EQ(tt("uneven-other")
+                .at("parallelism.module_fqns_per_model_part")
+                .rfind(R"([["tok_embeddings", "layers.0", "layers.1",)", 0),
+            0u);
   EXPECT_FALSE(tt("gpt3-example").count("model.name"));
   EXPECT_EQ(mg("zero1-instances").at("--num-distributed-optimizer-instances"), "4");
   EXPECT_FALSE(mg("zero0").count("--use-distributed-optimizer"));
