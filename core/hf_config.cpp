@@ -1,5 +1,6 @@
 #include "core/hf_config.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <vector>
 
@@ -13,6 +14,12 @@ constexpr int64_t kMax = 100'000'000;
 
 // Reads the first of several alternative keys that is present (HF families name alike
 // things differently).
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 class HfReader {
  public:
   HfReader(const Json& object, std::string file) : object_(object), file_(std::move(file)) {}
@@ -48,6 +55,16 @@ class HfReader {
     const Json* value = find(keys, &key);
     if (value == nullptr) return std::nullopt;
     return json_to_int(*value, file_, key, min, max);
+  }
+
+  std::optional<double> optional_number(const char* key, double min, double max) const {
+    const Json* value = find({key});
+    if (value == nullptr) return std::nullopt;
+    if (!value->is_number() || value->get<double>() < min || value->get<double>() > max) {
+      throw InputError(file_, key, describe_json_value(*value),
+                       "a number from " + number_text(min) + " to " + number_text(max));
+    }
+    return value->get<double>();
   }
 
   std::optional<bool> optional_bool(const char* key) const {
@@ -126,6 +143,38 @@ void place_moe_layers(const HfReader& in, const std::string& file, int64_t num_l
   moe.first_dense_layers = static_cast<int64_t>(mlp_only.size());
 }
 
+bool starts_with_any(const std::string& text, std::initializer_list<const char*> prefixes) {
+  for (const char* p : prefixes) {
+    if (text.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Biases, query/key norms and RoPE settings of Llama-style configs (transformers): Llama's
+// attention_bias and mlp_bias (default false); Qwen2's attention always has q/k/v biases;
+// Qwen3 normalises each head's queries and keys; rope_theta; rope_scaling of type "llama3".
+void read_rotary_details(const HfReader& in, const std::string& model_type, ModelSpec& m) {
+  const bool attention_bias = in.optional_bool("attention_bias").value_or(false);
+  m.linear_bias = attention_bias && in.optional_bool("mlp_bias").value_or(false);
+  m.qkv_bias = attention_bias || starts_with_any(model_type, {"qwen2", "Qwen2"});
+  m.qk_norm = starts_with_any(model_type, {"qwen3", "Qwen3"});
+  m.rotary_base = in.optional_number("rope_theta", 1.0, 1e12).value_or(10000.0);
+  if (const Json* scaling = in.find({"rope_scaling"}); scaling != nullptr && scaling->is_object()) {
+    std::string type;
+    for (const char* key : {"rope_type", "type"}) {
+      if (auto it = scaling->find(key); it != scaling->end() && it->is_string()) {
+        type = it->get<std::string>();
+        break;
+      }
+    }
+    const auto factor = scaling->find("factor");
+    if (type == "llama3" && factor != scaling->end() && factor->is_number() &&
+        factor->get<double>() > 0) {
+      m.rope_scaling_factor = factor->get<double>();
+    }
+  }
+}
+
 }  // namespace
 
 bool is_hf_config(const Json& object) {
@@ -187,6 +236,8 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
     m.normalization = Normalization::LayerNorm;
     m.position_embedding = bloom ? PositionEmbedding::Alibi : PositionEmbedding::Learned;
     m.tied_embeddings = in.optional_bool("tie_word_embeddings").value_or(true);
+    m.linear_bias = true;
+    m.qkv_bias = true;
   } else {
     m.ffn_hidden_size =
         in.require_int({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxModelFfnWidth);
@@ -198,6 +249,7 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
                           : Normalization::LayerNorm;
     m.position_embedding = PositionEmbedding::Rotary;
     m.tied_embeddings = in.optional_bool("tie_word_embeddings").value_or(false);
+    read_rotary_details(in, model_type, m);
   }
 
   // Mixture of experts: Mixtral (num_local_experts), Qwen-MoE (num_experts,

@@ -150,6 +150,12 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
                          : position == "alibi" ? PositionEmbedding::Alibi
                                                : PositionEmbedding::Learned;
   m.tied_embeddings = in.bool_or("tied_embeddings", true);
+  // Default: biases in GPT-style (LayerNorm) models, none in Llama-style (RMSNorm) ones.
+  m.linear_bias = in.bool_or("linear_bias", m.normalization == Normalization::LayerNorm);
+  m.qkv_bias = in.bool_or("qkv_bias", m.linear_bias);
+  m.qk_norm = in.bool_or("qk_norm", false);
+  m.rotary_base = in.number_or("rotary_base", 10000.0, 1.0, 1e12);
+  m.rope_scaling_factor = in.number_or("rope_scaling_factor", 0.0, 0.0, 1e6);
   in.allow("description");
   in.allow("source");
 
@@ -314,7 +320,12 @@ Json model_spec_to_json(const ModelSpec& m) {
               {"activation", to_string(m.activation)},
               {"normalization", to_string(m.normalization)},
               {"position_embedding", to_string(m.position_embedding)},
-              {"tied_embeddings", m.tied_embeddings}};
+              {"tied_embeddings", m.tied_embeddings},
+              {"linear_bias", m.linear_bias},
+              {"qkv_bias", m.qkv_bias},
+              {"qk_norm", m.qk_norm},
+              {"rotary_base", m.rotary_base},
+              {"rope_scaling_factor", m.rope_scaling_factor}};
   if (m.moe) {
     out["moe"] = {{"num_experts", m.moe->num_experts},
                   {"top_k", m.moe->top_k},

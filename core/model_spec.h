@@ -63,6 +63,13 @@ struct ModelSpec {
   Normalization normalization = Normalization::LayerNorm;
   PositionEmbedding position_embedding = PositionEmbedding::Learned;
   bool tied_embeddings = true;
+  // Architecture details a launch needs but the cost model does not (biases are below 0.1% of
+  // any preset's parameters): the exports pass them to the frameworks.
+  bool linear_bias = false;        // biases in every linear layer (GPT-2/3, BLOOM)
+  bool qkv_bias = false;           // biases on the query/key/value projections (Qwen2)
+  bool qk_norm = false;            // a norm on each head's queries and keys (Qwen3)
+  double rotary_base = 10000;      // RoPE's theta (Su et al. 2021: 10000)
+  double rope_scaling_factor = 0;  // Llama 3.x frequency scaling (Llama 3 uses 8); 0: none
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
 

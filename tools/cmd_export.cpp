@@ -1,9 +1,12 @@
-// `parplan export --job FILE --format megatron|nemo|torchtitan [--plan P.json]`: prints the
-// launch settings of the job's plan for a training framework. Tested in
-// tests/tools/export_test.cpp.
+// `parplan export --job FILE --format megatron|nemo|torchtitan [--plan P.json]
+// [--plan-nearest]`: prints the launch settings of the job's plan for a training framework.
+// A plan the framework cannot run is refused (exit 2) with the key, what the framework
+// supports and the nearest plan it runs; --plan-nearest exports that plan instead.
+// Tested in tests/tools/export_test.cpp.
 #include <cstdio>
 
 #include "core/check.h"
+#include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/export/launch_settings.h"
 #include "tools/report/plan_sources.h"
@@ -16,7 +19,38 @@ struct ExportOptions {
   std::string job;
   std::string format;
   std::string plan;
+  bool plan_nearest = false;
 };
+
+// Applies the nearest runnable plan while --plan-nearest allows it; otherwise reports the
+// refusal and exits 2. Returns what was changed, for the output's header.
+std::string resolve_refusals(Job& job, ExportFormat format, bool plan_nearest,
+                             const std::string& job_file) {
+  std::string changes;
+  for (int round = 0; round < 8; ++round) {
+    const auto refusal = export_refusal(job, format);
+    if (!refusal) return changes;
+    if (plan_nearest && refusal->nearest) {
+      changes += "# --plan-nearest: " + refusal->key + " " + refusal->found + " -> " +
+                 refusal->nearest_change + "\n";
+      job.plan = *refusal->nearest;
+      if (auto violation = check_plan(job.model, job.cluster, job.training, job.plan)) {
+        throw_plan_violation(*violation, job_file);
+      }
+      continue;
+    }
+    std::string message = job_file + ": " + refusal->key + ": found " + refusal->found + "; " +
+                          framework_title(format) + " supports " + refusal->supported;
+    if (refusal->nearest) {
+      message +=
+          "; nearest plan it runs: " + refusal->nearest_change + " (--plan-nearest exports it)";
+    }
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+    throw QuietExit{2};
+  }
+  PARPLAN_ASSERT(false);  // every nearest plan removes the key it was refused for
+  return changes;
+}
 
 void run_export(const ExportOptions& o) {
   Job job = load_job_for_comparison(o.job);
@@ -31,7 +65,8 @@ void run_export(const ExportOptions& o) {
   }
   const auto format = parse_export_format(o.format);
   PARPLAN_ASSERT(format.has_value());  // CLI11 checked the choice
-  const std::string text = export_launch_settings(job, *format);
+  const std::string changes = resolve_refusals(job, *format, o.plan_nearest, o.job);
+  const std::string text = changes + export_launch_settings(job, *format);
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
@@ -48,6 +83,8 @@ void register_export(CLI::App& app) {
       ->check(CLI::IsMember({"megatron", "nemo", "torchtitan"}));
   cmd->add_option("--plan", o->plan,
                   "Export this plan instead of the job's (plan keys, or a job file's plan)");
+  cmd->add_flag("--plan-nearest", o->plan_nearest,
+                "When the framework cannot run the plan, export the nearest plan it runs");
   cmd->callback([o] { run_export(*o); });
 }
 

@@ -60,6 +60,24 @@ TEST(HfConfig, ImportsEqualThePresets) {
   }
 }
 
+// What a launch needs beyond the cost model: biases, q/k norms, RoPE base and Llama 3 scaling.
+TEST(HfConfig, BiasesNormsAndRopeForTheExports) {
+  const ModelSpec llama = import_dir("Llama-3.1-8B");
+  EXPECT_FALSE(llama.linear_bias);
+  EXPECT_FALSE(llama.qkv_bias);
+  EXPECT_EQ(llama.rotary_base, 500000.0);
+  EXPECT_EQ(llama.rope_scaling_factor, 8.0);
+  const ModelSpec qwen2 = import_dir("Qwen2-72B");
+  EXPECT_TRUE(qwen2.qkv_bias);
+  EXPECT_FALSE(qwen2.linear_bias);
+  EXPECT_EQ(qwen2.rotary_base, 1000000.0);
+  EXPECT_EQ(qwen2.rope_scaling_factor, 0.0);
+  EXPECT_TRUE(import_dir("Qwen3-30B-A3B").qk_norm);
+  const ModelSpec gpt2 = import_dir("gpt2");
+  EXPECT_TRUE(gpt2.linear_bias);
+  EXPECT_TRUE(gpt2.qkv_bias);
+}
+
 TEST(HfConfig, NamesComeFromNameOrPathOrTheFolder) {
   EXPECT_EQ(import_dir("Llama-3.1-8B").name, "Llama-3.1-8B");
   EXPECT_EQ(import_dir("bloom").name, "bigscience/bloom");

@@ -15,6 +15,24 @@ std::optional<ExportFormat> parse_export_format(std::string_view name) {
   return std::nullopt;
 }
 
+const char* framework_title(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Nemo:
+      return "Megatron-Bridge";
+    case ExportFormat::Torchtitan:
+      return "torchtitan";
+    case ExportFormat::Megatron:
+      break;
+  }
+  return "Megatron-LM";
+}
+
+std::optional<ExportRefusal> export_refusal(const Job& job, ExportFormat format) {
+  if (format == ExportFormat::Megatron) return megatron_refusal(job);
+  if (format == ExportFormat::Torchtitan) return torchtitan_refusal(job);
+  return std::nullopt;
+}
+
 std::string export_launch_settings(const Job& job, ExportFormat format) {
   switch (format) {
     case ExportFormat::Nemo:
@@ -70,6 +88,19 @@ int64_t even_layers_per_chunk(const Job& job) {
   const bool even =
       std::all_of(chunks.begin(), chunks.end(), [&](int64_t n) { return n == chunks.front(); });
   return even ? chunks.front() : 0;
+}
+
+std::string megatron_pipeline_layout(const std::vector<int64_t>& chunk_layers) {
+  std::string out;
+  for (std::size_t i = 0; i < chunk_layers.size(); ++i) {
+    if (i > 0) out += "|";
+    if (i == 0) out += "E";
+    const int64_t n = chunk_layers[i];
+    if (n == 1) out += "t";
+    if (n > 1) out += "t*" + std::to_string(n);
+    if (i + 1 == chunk_layers.size()) out += "L";
+  }
+  return out;
 }
 
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }

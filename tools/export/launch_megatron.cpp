@@ -1,5 +1,7 @@
-// Megatron-LM command-line flags (pretrain_gpt.py) as a bash array. Flag names follow
-// NVIDIA/Megatron-LM megatron/training/arguments.py (checked at commit 000c4ac24f61).
+// Megatron-LM command-line flags (pretrain_gpt.py) as a bash array with its environment and
+// torchrun line. Flag names and the argument checks the plan must pass follow NVIDIA/Megatron-LM
+// megatron/training/arguments.py and the config dataclasses it turns into flags (checked at
+// commit d98e8a64dd); tests/tools/megatron_rules_test.cpp holds those checks.
 #include <cstdio>
 
 #include "cost_models/framework_traits.h"
@@ -8,6 +10,36 @@
 namespace parplan::tools {
 
 namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// The largest power of two, at most Megatron's default 128, whose multiple by tp divides the
+// vocabulary: Megatron then leaves the vocabulary unpadded (megatron/training/vocab_utils.py
+// pads to a multiple of make_vocab_size_divisible_by * tp).
+int64_t vocab_divisor(int64_t vocab, int64_t tp) {
+  int64_t d = 128;
+  while (d > 1 && vocab % (d * tp) != 0) d /= 2;
+  return d;
+}
+
+// arguments.py: with tp or cp > 1 before Blackwell Megatron asserts CUDA_DEVICE_MAX_CONNECTIONS
+// is 1 (kernels reach the GPU in issue order, so communication overlaps compute); Megatron
+// FSDP asserts the opposite.
+std::string connections_line(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  if (p.zero_stage >= 2) {
+    return "unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron FSDP requires it unset or above 1\n";
+  }
+  if ((p.tp > 1 || p.cp > 1) && job.cluster.node.gpu.architecture != "blackwell") {
+    return "export CUDA_DEVICE_MAX_CONNECTIONS=1  # Megatron requires it with tp or cp > 1 "
+           "before Blackwell\n";
+  }
+  return "";
+}
 
 class Args {
  public:
@@ -23,6 +55,82 @@ class Args {
   std::string text_;
 };
 
+bool uses_megatron_fsdp(const ParallelPlan& p) { return p.zero_stage >= 2; }
+
+// Layers over pipeline stages and model chunks: Megatron's even split, first/last-stage
+// counts, or the explicit layout (megatron/core/transformer/pipeline_parallel_layer_layout.py).
+void pipeline_split(const Job& job, Args& a) {
+  const ParallelPlan& p = job.plan;
+  const int64_t per_chunk = launch::even_layers_per_chunk(job);
+  if (per_chunk > 0) {
+    if (p.vpp > 1) a.value("--num-layers-per-virtual-pipeline-stage", per_chunk);
+    return;
+  }
+  const auto chunks = layers_per_chunk(job.model, p);
+  bool middle_even = chunks.size() > 2;
+  for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
+  if (p.vpp == 1 && middle_even) {
+    a.value("--decoder-first-pipeline-num-layers", chunks.front());
+    a.value("--decoder-last-pipeline-num-layers", chunks.back());
+    return;
+  }
+  a.value("--pipeline-model-parallel-layout",
+          "\"" + launch::megatron_pipeline_layout(chunks) + "\"");
+}
+
+void parallelism(const Job& job, Args& a);
+
+}  // namespace
+
+std::optional<ExportRefusal> megatron_refusal(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  auto refuse = [&](std::string key, std::string found, std::string supported,
+                    std::optional<ParallelPlan> nearest, std::string change) {
+    return ExportRefusal{std::move(key), std::move(found), std::move(supported), std::move(nearest),
+                         std::move(change)};
+  };
+  // megatron/core/pipeline_parallel/schedules.py: 1F1B, or interleaved 1F1B with virtual
+  // stages; no GPipe, zero-bubble or DualPipe schedule.
+  if (p.pp > 1 && p.schedule != ScheduleKind::OneFOneB && p.schedule != ScheduleKind::Interleaved) {
+    ParallelPlan nearest = p;
+    nearest.schedule = p.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    return refuse(
+        "plan.schedule", to_string(p.schedule),
+        "1f1b, or interleaved with vpp > 1 (megatron/core/pipeline_parallel/schedules.py)", nearest,
+        std::string("plan.schedule ") + to_string(nearest.schedule));
+  }
+  // megatron/core/parallel_state.py orders ranks tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp with
+  // --use-tp-pp-dp-mapping.
+  if (p.order != "tp-cp-ep-dp-pp" && p.order != "tp-cp-ep-pp-dp") {
+    ParallelPlan nearest = p;
+    nearest.order = "tp-cp-ep-dp-pp";
+    return refuse("plan.order", p.order, "tp-cp-ep-dp-pp (default) or tp-cp-ep-pp-dp", nearest,
+                  "plan.order tp-cp-ep-dp-pp");
+  }
+  if (uses_megatron_fsdp(p) && p.zero_shard_size > 0 && p.zero_shard_size < p.dp) {
+    ParallelPlan nearest = p;
+    nearest.zero_shard_size = 0;
+    return refuse("plan.zero_shard_size", std::to_string(p.zero_shard_size),
+                  "Megatron FSDP sharding over the whole data-parallel group (its hybrid "
+                  "sharding has options parplan does not model)",
+                  nearest, "plan.zero_shard_size 0 (shard over dp " + std::to_string(p.dp) + ")");
+  }
+  if (job.model.position_embedding == PositionEmbedding::Alibi) {
+    return refuse("model.position_embedding", "alibi",
+                  "learned_absolute, rope, mrope, relative or none (--position-embedding-type)",
+                  std::nullopt, "");
+  }
+  if (job.training.method == TrainingMethod::Lora) {
+    return refuse("training.method", "lora",
+                  "pretrain or sft (Megatron-LM has no LoRA arguments; --format nemo writes "
+                  "Megatron-Bridge PEFT)",
+                  std::nullopt, "");
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 void parallelism(const Job& job, Args& a) {
   const ParallelPlan& p = job.plan;
   const auto traits = cost::framework_traits(job.framework, job.training, p);
@@ -30,54 +138,20 @@ void parallelism(const Job& job, Args& a) {
             " = world size / (tp*pp*cp), derived by Megatron)");
   a.value("--tensor-model-parallel-size", p.tp);
   a.value("--pipeline-model-parallel-size", p.pp);
-  if (p.vpp > 1) {
-    if (const int64_t per_chunk = launch::even_layers_per_chunk(job); per_chunk > 0) {
-      a.value("--num-layers-per-virtual-pipeline-stage", per_chunk);
-    } else {
-      a.value("--num-virtual-stages-per-pipeline-rank", p.vpp);
-      a.comment(
-          "uneven layers per model chunk: no flag sets parplan's split; see "
-          "--pipeline-model-parallel-layout");
-    }
-  } else if (p.pp > 1 && launch::even_layers_per_chunk(job) == 0) {
-    const auto chunks = layers_per_chunk(job.model, p);
-    bool middle_even = true;
-    for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
-    if (middle_even && chunks.size() > 2) {
-      a.value("--decoder-first-pipeline-num-layers", chunks.front());
-      a.value("--decoder-last-pipeline-num-layers", chunks.back());
-    } else {
-      a.comment(
-          "this split of layers over stages has no flag; see "
-          "--pipeline-model-parallel-layout");
-    }
-  }
+  if (p.pp > 1) pipeline_split(job, a);
   if (p.cp > 1) a.value("--context-parallel-size", p.cp);
   if (p.ep > 1) a.value("--expert-model-parallel-size", p.ep);
   if (job.model.moe && p.expert_tp() != p.tp) {
     a.value("--expert-tensor-parallel-size", p.expert_tp());
   }
   if (p.sequence_parallel && p.tp > 1) a.flag("--sequence-parallel");
-  if (p.order == "tp-cp-ep-pp-dp") {
-    a.flag("--use-tp-pp-dp-mapping");
-  } else if (p.order != "tp-cp-ep-dp-pp") {
-    a.comment("plan.order " + p.order +
-              ": Megatron offers tp-cp-ep-dp-pp (default) and tp-cp-ep-pp-dp only");
-  }
-  switch (p.schedule) {
-    case ScheduleKind::OneFOneB:
-    case ScheduleKind::Interleaved:
-      break;
-    default:
-      a.comment(std::string("plan.schedule ") + to_string(p.schedule) +
-                ": no Megatron-LM flag selects it (1F1B, or interleaved with virtual stages)");
-  }
+  if (p.order == "tp-cp-ep-pp-dp") a.flag("--use-tp-pp-dp-mapping");
   if (p.zero_stage == 1) {
     a.flag("--use-distributed-optimizer");
     if (p.zero_shard_size > 0 && p.zero_shard_size < p.dp) {
       a.value("--num-distributed-optimizer-instances", p.dp / p.zero_shard_size);
     }
-  } else if (p.zero_stage >= 2) {
+  } else if (uses_megatron_fsdp(p)) {
     a.comment(p.zero_stage == 2 ? "zero_stage 2: Megatron FSDP sharding optimizer state and "
                                   "gradients"
                                 : "zero_stage 3: Megatron FSDP sharding optimizer state, "
@@ -87,10 +161,7 @@ void parallelism(const Job& job, Args& a) {
             p.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
     a.flag("--use-distributed-optimizer");
     a.flag("--no-gradient-accumulation-fusion");
-    if (p.zero_shard_size > 0 && p.zero_shard_size < p.dp) {
-      a.comment("zero_shard_size " + std::to_string(p.zero_shard_size) +
-                ": hybrid sharding is not set here (Megatron FSDP HSDP options)");
-    }
+    a.value("--ckpt-format", "fsdp_dtensor");  // arguments.py: Megatron-FSDP requires it
   }
   if (p.dp > 1 && traits.overlap_dp_grad_reduce) a.flag("--overlap-grad-reduce");
   if (p.dp > 1 && p.zero_stage >= 1 && traits.overlap_param_gather) {
@@ -125,16 +196,18 @@ void batch_and_precision(const Job& job, Args& a) {
       break;
     case Precision::Fp8: {
       a.flag("--bf16");
-      a.value("--fp8-format", "hybrid");
       // The memory and time model's fp8 layout (core/frameworks/cost_traits.h, fp8_params):
-      // per-tensor scaling with fp8 parameters gathered in fp8 on Hopper; MXFP8 with 16-bit
-      // parameters on Blackwell.
+      // per-tensor scaling (E4M3 forward, E5M2 gradients) with fp8 parameters gathered in fp8
+      // on Hopper; MXFP8 (E4M3 for every tensor, Transformer Engine's MXFP8BlockScaling) with
+      // 16-bit parameters on Blackwell.
       const auto traits = cost::framework_traits(job.framework, t, p);
-      if (cost::fp8_params_apply(traits, job.cluster.node.gpu)) {
-        a.flag("--fp8-param-gather");
-      } else if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
+      if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
+        a.value("--fp8-format", "e4m3");
         a.value("--fp8-recipe", "mxfp8");
+      } else {
+        a.value("--fp8-format", "hybrid");
       }
+      if (cost::fp8_params_apply(traits, job.cluster.node.gpu)) a.flag("--fp8-param-gather");
       break;
     }
   }
@@ -171,9 +244,19 @@ void model_shape(const Job& job, Args& a) {
       a.value("--position-embedding-type", "learned_absolute");
       break;
     case PositionEmbedding::Alibi:
-      a.comment("position embedding alibi: Megatron-Core has no ALiBi option");
-      break;
+      break;  // refused: megatron_refusal
   }
+  if (m.position_embedding == PositionEmbedding::Rotary) {
+    a.value("--rotary-base", static_cast<int64_t>(std::llround(m.rotary_base)));
+    if (m.rope_scaling_factor > 0) {
+      a.flag("--use-rope-scaling");
+      a.value("--rope-scaling-factor", number(m.rope_scaling_factor));
+    }
+  }
+  // Megatron adds biases to every linear layer unless told not to (add_bias_linear).
+  if (!m.linear_bias) a.flag("--disable-bias-linear");
+  if (m.qkv_bias && !m.linear_bias) a.flag("--add-qkv-bias");
+  if (m.qk_norm) a.flag("--qk-layernorm");
   if (!m.tied_embeddings) a.flag("--untie-embeddings-and-output-weights");
   if (launch::trains_without_dropout(m)) {
     a.value("--attention-dropout", "0.0");
@@ -204,9 +287,24 @@ void model_shape(const Job& job, Args& a) {
       a.value("--moe-layer-freq", "\"" + launch::megatron_pattern_expression(pattern) + "\"");
     }
     if (job.plan.ep > 1) a.value("--moe-token-dispatcher-type", "alltoall");
+    a.flag("--moe-grouped-gemm");  // the time model assumes the experts' GEMMs grouped
   }
-  a.comment("vocabulary: " + std::to_string(m.vocab_size) +
-            " tokens, set by your tokenizer arguments (--vocab-size with NullTokenizer)");
+  // Megatron pads the tokenizer's vocabulary to a multiple of this times tp; the model's
+  // vocabulary (already padded where its config is) must stay as it is.
+  a.value("--make-vocab-size-divisible-by", vocab_divisor(m.vocab_size, job.plan.tp));
+}
+
+// Paths and schedule lengths only the user knows: placeholders to replace.
+void data_and_checkpoints(const Job& job, Args& a) {
+  a.comment("data, tokenizer, checkpoints and length: replace every <...> placeholder");
+  a.value("--data-path", "<DATA_PREFIX>");
+  a.value("--tokenizer-type", "HuggingFaceTokenizer");
+  a.value("--tokenizer-model", "<TOKENIZER_NAME_OR_PATH>");
+  a.value("--save", "<CHECKPOINT_DIR>");
+  a.value("--load", "<CHECKPOINT_DIR>");
+  if (!uses_megatron_fsdp(job.plan)) a.value("--ckpt-format", "torch_dist");
+  a.value("--train-iters", "<TRAIN_ITERS>");
+  a.value("--lr", "<LEARNING_RATE>");
 }
 
 }  // namespace
@@ -219,27 +317,22 @@ std::string export_megatron(const Job& job) {
   parallelism(job, a);
   batch_and_precision(job, a);
   model_shape(job, a);
-  switch (job.training.method) {
-    case TrainingMethod::Sft:
-      a.comment(
-          "training.method sft: full fine-tuning; load the base model with --finetune "
-          "and --load");
-      break;
-    case TrainingMethod::Lora:
-      a.comment(
-          "training.method lora: Megatron-LM has no LoRA arguments; use --format nemo "
-          "(Megatron-Bridge PEFT)");
-      break;
-    case TrainingMethod::Pretrain:
-      break;
+  data_and_checkpoints(job, a);
+  if (job.training.method == TrainingMethod::Sft) {
+    a.comment("training.method sft: full fine-tuning of the model in --load");
+    a.flag("--finetune");
   }
+  out += connections_line(job);
   out += "MEGATRON_ARGS=(\n" + a.text() + ")\n";
   char launch_line[200];
   std::snprintf(launch_line, sizeof launch_line,
-                "# launch: torchrun --nnodes %lld --nproc-per-node %lld pretrain_gpt.py "
-                "\"${MEGATRON_ARGS[@]}\" plus data, tokenizer and optimizer arguments\n",
+                "torchrun --nnodes %lld --nproc-per-node %lld%s pretrain_gpt.py "
+                "\"${MEGATRON_ARGS[@]}\"\n",
                 static_cast<long long>(job.cluster.num_nodes),
-                static_cast<long long>(job.cluster.num_gpus / job.cluster.num_nodes));
+                static_cast<long long>(job.cluster.num_gpus / job.cluster.num_nodes),
+                job.cluster.num_nodes > 1
+                    ? " --node-rank <NODE_RANK> --master-addr <MASTER_ADDR> --master-port 6000"
+                    : "");
   return out + launch_line;
 }
 

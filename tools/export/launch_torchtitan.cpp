@@ -1,11 +1,53 @@
-// A torchtitan job-config TOML section. Keys follow pytorch/torchtitan
-// torchtitan/config/job_config.py (checked at commit 6404b932421f); pipeline schedule names
-// are torch.distributed.pipelining's (get_schedule_class).
+// A torchtitan job config as TOML, for torchtitan v0.2.2, the last release configured by TOML
+// (main moved to Python config files in Feb 2026). Keys follow torchtitan/config/job_config.py
+// at v0.2.2; pipeline schedule names are torch.distributed.pipelining's (get_schedule_class);
+// models are those torchtitan ships (torchtitan/models/*/__init__.py), matched by shape.
+#include <array>
+
+#include "cost_models/framework_traits.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
 
 namespace {
+
+// torchtitan v0.2.2's model flavors (torchtitan/models/{llama3,qwen3,deepseek_v3}/__init__.py),
+// by the shape parplan's model must have to be that flavor.
+struct TorchtitanFlavor {
+  const char* name;
+  const char* flavor;
+  int64_t num_layers, hidden_size, num_attention_heads, num_query_groups, num_experts, vocab_size;
+  bool mla, qk_norm;
+};
+constexpr std::array<TorchtitanFlavor, 14> kFlavors = {{
+    {"llama3", "8B", 32, 4096, 32, 8, 0, 128256, false, false},
+    {"llama3", "70B", 80, 8192, 64, 8, 0, 128256, false, false},
+    {"llama3", "405B", 126, 16384, 128, 8, 0, 128256, false, false},
+    {"qwen3", "0.6B", 28, 1024, 16, 8, 0, 151936, false, true},
+    {"qwen3", "1.7B", 28, 2048, 16, 8, 0, 151936, false, true},
+    {"qwen3", "4B", 36, 2560, 32, 8, 0, 151936, false, true},
+    {"qwen3", "8B", 36, 4096, 32, 8, 0, 151936, false, true},
+    {"qwen3", "14B", 40, 5120, 40, 8, 0, 151936, false, true},
+    {"qwen3", "32B", 64, 5120, 64, 8, 0, 151936, false, true},
+    {"qwen3", "30B-A3B", 48, 2048, 32, 4, 128, 151936, false, true},
+    {"qwen3", "235B-A22B", 94, 4096, 64, 4, 128, 151936, false, true},
+    {"deepseek_v3", "16B", 27, 2048, 16, 16, 64, 129280, true, false},
+    {"deepseek_v3", "236B", 60, 5120, 128, 128, 160, 129280, true, false},
+    {"deepseek_v3", "671B", 61, 7168, 128, 128, 256, 129280, true, false},
+}};
+
+const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& m) {
+  const int64_t experts = m.moe ? m.moe->num_experts : 0;
+  for (const TorchtitanFlavor& f : kFlavors) {
+    if (f.num_layers == m.num_layers && f.hidden_size == m.hidden_size &&
+        f.num_attention_heads == m.num_attention_heads && f.num_experts == experts &&
+        f.vocab_size == m.vocab_size && f.mla == m.mla.has_value() && f.qk_norm == m.qk_norm &&
+        (f.mla || f.num_query_groups == m.num_query_groups)) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
 
 class Toml {
  public:
@@ -58,16 +100,35 @@ void training(const Job& job, Toml& t) {
   }
 }
 
+// Module names of each model chunk in pipeline order (the names generate_llm_fqn_per_model_part
+// gives torchtitan's decoder models): a TOML list of lists.
+std::string module_fqns(const Job& job) {
+  const auto chunks = layers_per_chunk(job.model, job.plan);
+  std::string out = "[";
+  int64_t layer = 0;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    std::string part;
+    auto add = [&](const std::string& name) {
+      part += (part.empty() ? "\"" : ", \"") + name + "\"";
+    };
+    if (c == 0) add("tok_embeddings");
+    for (int64_t i = 0; i < chunks[c]; ++i) add("layers." + std::to_string(layer++));
+    if (c + 1 == chunks.size()) {
+      add("norm");
+      add("output");
+    }
+    out += (c == 0 ? "[" : ", [") + part + "]";
+  }
+  return out + "]";
+}
+
 void parallelism(const Job& job, Toml& t) {
   const ParallelPlan& p = job.plan;
   t.section("parallelism");
   const int64_t shard = p.zero_shard_size > 0 ? p.zero_shard_size : p.dp;
   switch (p.zero_stage) {
     case 0:
-    case 1:
-      if (p.zero_stage == 1) {
-        t.comment("zero_stage 1: torchtitan has no optimizer-only sharding; this is plain DDP");
-      }
+    case 1:  // refused: torchtitan_refusal
       t.set("data_parallel_replicate_degree", p.dp);
       t.set("data_parallel_shard_degree", 1);
       break;
@@ -78,7 +139,8 @@ void parallelism(const Job& job, Toml& t) {
         t.comment("zero_stage 2: FSDP keeping parameters gathered between forward and backward");
         t.str("fsdp_reshard_after_forward", "never");
       } else {
-        t.str("fsdp_reshard_after_forward", "default");
+        // "default" reshards only without pipelining (parallelize.py); ZeRO-3 always does.
+        t.str("fsdp_reshard_after_forward", "always");
       }
   }
   t.set("tensor_parallel_degree", p.tp);
@@ -100,28 +162,26 @@ void parallelism(const Job& job, Toml& t) {
         t.str("pipeline_parallel_schedule", "Interleaved1F1B");
         break;
       case ScheduleKind::ZeroBubble:
-        if (p.vpp > 1) {
-          t.str("pipeline_parallel_schedule", "InterleavedZeroBubble");
-        } else {
-          t.comment(
-              "schedule zero-bubble with one stage per rank (ZB-H1): not offered; "
-              "zero-bubble schedules need several stages per rank");
-        }
+        t.str("pipeline_parallel_schedule", "InterleavedZeroBubble");  // vpp > 1: refusal
         break;
       case ScheduleKind::DualPipe:
-        t.comment(
-            "schedule dualpipe: DualPipeV needs two stages per rank in a V layout; not "
-            "set");
-        break;
+        break;  // refused: torchtitan_refusal
     }
     t.set("pipeline_parallel_microbatch_size", p.micro_batch_size);
-    if (per_chunk > 0 && p.vpp > 1) {
+    // torchtitan counts the embedding and the output as layers of their stages
+    // (pipeline_parallel.py, *_stage_less_layers, default 1): 0 makes its split parplan's.
+    if (per_chunk > 0) {
       t.set("pipeline_parallel_layers_per_stage", per_chunk);
-    } else if (per_chunk == 0) {
-      t.comment("uneven layers per stage: set module_fqns_per_model_part by hand");
+      t.set("pipeline_parallel_first_stage_less_layers", 0);
+      t.set("pipeline_parallel_last_stage_less_layers", 0);
+    } else {
+      t.set("module_fqns_per_model_part", module_fqns(job));
     }
   }
-  if (job.model.moe) t.set("expert_parallel_degree", p.ep);
+  if (job.model.moe) {
+    t.set("expert_parallel_degree", p.ep);
+    t.set("expert_tensor_parallel_degree", p.expert_tp());
+  }
   if (p.order != "tp-cp-ep-dp-pp") {
     t.comment("plan.order " + p.order + ": torchtitan builds its own device mesh");
   }
@@ -129,15 +189,57 @@ void parallelism(const Job& job, Toml& t) {
 
 }  // namespace
 
+std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  if (torchtitan_flavor(job.model) == nullptr) {
+    return ExportRefusal{"model", job.model.name,
+                         "its own models only: llama3 8B/70B/405B, qwen3 0.6B-32B, 30B-A3B and "
+                         "235B-A22B, deepseek_v3 16B/236B/671B (torchtitan/models)",
+                         std::nullopt, ""};
+  }
+  if (p.zero_stage == 1) {
+    ParallelPlan nearest = p;
+    nearest.zero_stage = 2;
+    return ExportRefusal{"plan.zero_stage", "1",
+                         "0 (DDP), 2 or 3 (FSDP2): it has no optimizer-only sharding", nearest,
+                         "plan.zero_stage 2"};
+  }
+  const bool zero_bubble_h1 = p.schedule == ScheduleKind::ZeroBubble && p.vpp == 1;
+  if (p.pp > 1 && (zero_bubble_h1 || p.schedule == ScheduleKind::DualPipe)) {
+    ParallelPlan nearest = p;
+    nearest.schedule = p.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    return ExportRefusal{"plan.schedule", to_string(p.schedule),
+                         "GPipe, 1F1B, Interleaved1F1B, and zero-bubble only with several stages "
+                         "per rank (InterleavedZeroBubble)",
+                         nearest, std::string("plan.schedule ") + to_string(nearest.schedule)};
+  }
+  if (job.training.method == TrainingMethod::Lora) {
+    return ExportRefusal{"training.method", "lora", "pretrain or sft (no LoRA in v0.2.2)",
+                         std::nullopt, ""};
+  }
+  return std::nullopt;
+}
+
 std::string export_torchtitan(const Job& job) {
-  std::string out = launch::header(job, "torchtitan job config (TOML)",
-                                   "pytorch/torchtitan torchtitan/config/job_config.py; '#' "
-                                   "lines name what has no key");
+  std::string out = launch::header(job, "torchtitan v0.2.2 job config (TOML)",
+                                   "pytorch/torchtitan v0.2.2 torchtitan/config/job_config.py; "
+                                   "'#' lines name what has no key");
   Toml t;
   t.section("model");
-  t.comment("name and flavor: torchtitan's model for " + job.model.name +
-            " (parplan does not map presets to flavors)");
-  if (job.training.precision == Precision::Fp8) t.set("converters", "[\"float8\"]");
+  if (const TorchtitanFlavor* f = torchtitan_flavor(job.model)) {
+    t.str("name", f->name);
+    t.str("flavor", f->flavor);
+  }
+  t.str("hf_assets_path", "<HF_ASSETS_PATH>");
+  if (job.training.precision == Precision::Fp8) {
+    // Registered converter names (torchtitan/components/quantization): MXFP8 on Blackwell,
+    // per-tensor float8 before it; grouped expert GEMMs get the matching converter.
+    const bool mx = cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu);
+    std::string converters = mx ? "[\"quantize.linear.mx\"" : "[\"quantize.linear.float8\"";
+    if (job.model.moe)
+      converters += mx ? ", \"quantize.grouped_mm.mx\"" : ", \"quantize.grouped_mm.float8\"";
+    t.set("converters", converters + "]");
+  }
   training(job, t);
   parallelism(job, t);
   t.section("activation_checkpoint");
