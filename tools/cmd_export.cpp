@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "core/units.h"
+#include "cost_models/step_model.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/export/launch_settings.h"
@@ -21,6 +23,25 @@ struct ExportOptions {
   std::string plan;
   bool plan_nearest = false;
 };
+
+// Whether the exported plan fits in GPU memory, by the memory model, and with what margin:
+// a launch line for a plan predicted not to fit must say so before anything else.
+std::string memory_line(const Job& job) {
+  const cost::MemoryEstimate m = cost::estimate_step(job).memory;
+  char text[256];
+  if (m.fits) {
+    std::snprintf(text, sizeof text,
+                  "# fits: predicted peak %.1f GiB of %.1f GiB per GPU (%.0f%% headroom)\n",
+                  m.peak_bytes / kGiB, m.capacity_bytes / kGiB,
+                  100.0 * (1.0 - m.peak_bytes / m.capacity_bytes));
+  } else {
+    std::snprintf(text, sizeof text,
+                  "# DOES NOT FIT: predicted peak %.1f GiB per GPU, over the %.1f GiB there is; "
+                  "`parplan plan` finds plans that fit\n",
+                  m.peak_bytes / kGiB, m.capacity_bytes / kGiB);
+  }
+  return text;
+}
 
 // Applies the nearest runnable plan while --plan-nearest allows it; otherwise reports the
 // refusal and exits 2. Returns what was changed, for the output's header.
@@ -66,7 +87,7 @@ void run_export(const ExportOptions& o) {
   const auto format = parse_export_format(o.format);
   PARPLAN_ASSERT(format.has_value());  // CLI11 checked the choice
   const std::string changes = resolve_refusals(job, *format, o.plan_nearest, o.job);
-  const std::string text = changes + export_launch_settings(job, *format);
+  const std::string text = changes + memory_line(job) + export_launch_settings(job, *format);
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 

@@ -156,11 +156,31 @@ TEST(PlanCli, IgnoresTheJobsPlanButNotItsSyntax) {
 
 TEST(ExportCli, PrintsEachFormatAndRejectsUnknownOnes) {
   for (const char* format : {"megatron", "nemo", "torchtitan"}) {
-    const CommandResult r =
-        run_parplan("export --job " + q(report_data("job.json")) + " --format " + format);
+    const CommandResult r = run_parplan("export --job " + q(report_data("job.json")) +
+                                        " --format " + format + " --plan-nearest");
     EXPECT_EQ(r.exit_code, 0) << format << "\n" << r.output;
     EXPECT_NE(r.output.find("tp2 pp2 dp4"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("# fits: predicted peak"), std::string::npos) << r.output;
   }
+  // A plan predicted not to fit says so before its launch settings.
+  TempDir dir;
+  const std::string big = dir.file("big.json");
+  write_file(big, R"({"model": "llama3.1-405b", "cluster": {"node": "dgx-h100", "num_nodes": 1},
+    "training": {"global_batch_size": 8, "seq_length": 8192}, "plan": {"tp": 8}})");
+  const CommandResult too_big = run_parplan("export --job " + q(big) + " --format megatron");
+  EXPECT_EQ(too_big.exit_code, 0) << too_big.output;
+  EXPECT_EQ(too_big.output.find("# DOES NOT FIT: predicted peak"), 0u) << too_big.output;
+  // The job's plan keeps Megatron's distributed optimizer (ZeRO-1), which torchtitan lacks.
+  const CommandResult refused =
+      run_parplan("export --job " + q(report_data("job.json")) + " --format torchtitan");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("plan.zero_stage: found 1; torchtitan supports"), std::string::npos)
+      << refused.output;
+  const CommandResult nearest = run_parplan("export --job " + q(report_data("job.json")) +
+                                            " --format torchtitan --plan-nearest");
+  EXPECT_NE(nearest.output.find("# --plan-nearest: plan.zero_stage 1 -> plan.zero_stage 2"),
+            std::string::npos)
+      << nearest.output;
   const CommandResult megatron =
       run_parplan("export --job " + q(report_data("job.json")) + " --format megatron --plan " +
                   q(report_data("plan_vpp.json")));
