@@ -150,6 +150,10 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
                          : position == "alibi" ? PositionEmbedding::Alibi
                                                : PositionEmbedding::Learned;
   m.tied_embeddings = in.bool_or("tied_embeddings", true);
+  m.max_position_embeddings = in.int_or("max_position_embeddings", 0, 0, kMaxModelSeqLength);
+  if (m.max_position_embeddings > 0) {
+    m.max_position_source = file + " " + in.path_of("max_position_embeddings");
+  }
   in.allow("description");
   in.allow("source");
 

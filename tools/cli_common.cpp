@@ -18,6 +18,10 @@ void apply_profile_option(Job& job, const std::string& profile_path) {
   job.cluster = apply_profile(job.cluster, load_hardware_profile(profile_path));
 }
 
+void print_job_warnings(const Job& job) {
+  for (const auto& warning : job.warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
 std::string human_seconds(double seconds) {
   if (seconds < 1e-3) return fixed(seconds * 1e6, 0) + " us";
   if (seconds < 1.0) return fixed(seconds * 1e3, 1) + " ms";

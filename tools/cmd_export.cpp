@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/export/launch_settings.h"
 #include "tools/report/plan_sources.h"
@@ -20,6 +21,7 @@ struct ExportOptions {
 
 void run_export(const ExportOptions& o) {
   Job job = load_job_for_comparison(o.job);
+  print_job_warnings(job);
   if (!o.plan.empty()) {
     job.plan = load_plan_file(o.plan, job);
     job.plan_given = true;

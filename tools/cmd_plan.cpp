@@ -83,6 +83,7 @@ void write_plan_report(const PlanOptions& o, const Job& job, const planner::Sear
 
 void run_plan(const PlanOptions& o) {
   Job job = load_job(o.job, PlanCheck::Skip);
+  print_job_warnings(job);
   apply_profile_option(job, o.profile);
   if (!o.report.empty()) check_report_dir(o.report);
   planner::SearchOptions search;
