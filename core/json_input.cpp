@@ -246,6 +246,27 @@ bool contains(const std::vector<std::string>& list, std::string_view name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
+std::vector<std::string> nearest_by_spelling(std::string_view key,
+                                             const std::vector<std::string>& allowed,
+                                             const std::vector<std::string>& excluded) {
+  std::vector<std::string> out;
+  const std::string lowered = lower_case(key);
+  const std::size_t budget = std::max<std::size_t>(2, key.size() / 3);
+  std::size_t best = budget + 1;
+  for (const auto& candidate : allowed) {
+    if (contains(excluded, candidate)) continue;
+    const std::size_t distance = edit_distance(lowered, lower_case(candidate));
+    if (distance < best) out.clear();
+    if (distance <= std::min(best, budget)) {
+      best = distance;
+      out.push_back(candidate);
+    }
+  }
+  // More than three equally near keys is no suggestion, only noise ("r": tp, pp, dp, cp, ep).
+  if (out.size() > 3) out.clear();
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> suggest_keys(std::string_view key, const std::vector<std::string>& allowed,
@@ -258,21 +279,10 @@ std::vector<std::string> suggest_keys(std::string_view key, const std::vector<st
     }
   }
   if (!out.empty()) return out;
-  // Then by spelling (case aside): every allowed key at the smallest distance within budget.
-  const std::string lowered = lower_case(key);
-  const std::size_t budget = std::max<std::size_t>(2, key.size() / 3);
-  std::size_t best = budget + 1;
-  for (const auto& candidate : allowed) {
-    if (contains(present, candidate)) continue;
-    const std::size_t distance = edit_distance(lowered, lower_case(candidate));
-    if (distance < best) out.clear();
-    if (distance <= std::min(best, budget)) {
-      best = distance;
-      out.push_back(candidate);
-    }
-  }
-  // More than three equally near keys is no suggestion, only noise ("r": tp, pp, dp, cp, ep).
-  if (out.size() > 3) out.clear();
+  // Then by spelling (case aside): every allowed key at the smallest distance within budget,
+  // those the object lacks first ("modle" beside "model" still points at "model").
+  out = nearest_by_spelling(key, allowed, present);
+  if (out.empty() && !present.empty()) out = nearest_by_spelling(key, allowed, {});
   return out;
 }
 

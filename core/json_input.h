@@ -38,7 +38,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The allowed keys an unknown `key` may have meant: those it is another program's name for
 // (core/key_aliases.h: `nodes` -> num_nodes, `vp` -> vpp), else those nearest in spelling
 // (case aside; all of them on a tie of up to three). Keys in `present` (already in the
-// object) are never suggested. Empty when nothing fits.
+// object) are suggested only when no other key fits. Empty when nothing fits.
 std::vector<std::string> suggest_keys(std::string_view key, const std::vector<std::string>& allowed,
                                       const std::vector<std::string>& present = {});
 // ` (did you mean "a"?)`, ` (did you mean "a" or "b"?)` from suggest_keys, or "".

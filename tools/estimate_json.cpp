@@ -75,9 +75,9 @@ std::string tflops_text(double tflops) {
 std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%s on %lld x %s (%lld GPUs), %s, framework %s\n",
+  std::snprintf(line, sizeof line, "%s on %lld x %s (%s), %s, framework %s\n",
                 job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
-                job.cluster.node.name.c_str(), static_cast<long long>(job.cluster.num_gpus),
+                job.cluster.node.name.c_str(), count_of(job.cluster.num_gpus, "GPU").c_str(),
                 to_string(job.training.precision), to_string(job.framework));
   out += line;
   const auto& p = job.plan;
@@ -95,13 +95,14 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
     out += "      " + join_names(p.framework_default_keys) + ": " + to_string(job.framework) +
            "'s defaults (the job's plan does not set them)\n";
   }
+  // A measured CPU profile's devices are ranks.
+  const char* device = job.cluster.node.gpu.vendor == "cpu" ? "rank" : "GPU";
   std::snprintf(line, sizeof line,
-                "\nstep time      %s\nthroughput     %.0f tokens/s (%.0f per GPU)\n"
+                "\nstep time      %s\nthroughput     %.0f tokens/s (%.0f per %s)\n"
                 "model TFLOP/s  %s per %s, MFU %.1f%%\n"
                 "peak memory    %.2f GiB of %.1f GiB (stage %lld) -> %s\n",
                 human_seconds(e.step_time_s).c_str(), e.tokens_per_s, e.tokens_per_s_per_gpu,
-                tflops_text(e.model_tflops_per_gpu).c_str(),
-                job.cluster.node.gpu.vendor == "cpu" ? "rank" : "GPU", 100 * e.mfu,
+                device, tflops_text(e.model_tflops_per_gpu).c_str(), device, 100 * e.mfu,
                 e.memory.peak_bytes / kGiB, e.memory.capacity_bytes / kGiB,
                 static_cast<long long>(e.memory.peak_stage),
                 e.memory.fits ? "fits" : "DOES NOT FIT");

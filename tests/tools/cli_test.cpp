@@ -28,7 +28,8 @@ TEST(SimulateCli, APlanThatDoesNotFitShowsItsMemoryParts) {
   const CommandResult r = run_parplan("simulate --job " + q(job));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("DOES NOT FIT"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("micro-batch chunks in flight"), std::string::npos) << r.output;
+  // One micro-batch (global batch 8 = dp 1 x mbs 8): singular.
+  EXPECT_NE(r.output.find("(1 micro-batch chunk in flight)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("parplan plan --job"), std::string::npos) << r.output;
 }
 
@@ -83,7 +84,7 @@ TEST(ValidateCli, ATableWithoutMemoryReferencesSaysSo) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("n=0 "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("step time, all runs               n=8 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step time, all runs              n=8 "), std::string::npos) << r.output;
 }
 
 TEST(Cli, AMisspeltCommandSuggestsTheNearest) {
