@@ -12,15 +12,13 @@ namespace {
 
 constexpr std::string_view kBudgetEnded = "budget ended first";
 
-// "GEMM fp32" of "GEMM fp32 512x512x512: median ...": the words before the first with a digit.
+// "GEMM fp32" of "GEMM fp32 512x512x512: median ...": the words before the first that starts
+// with a digit (a shape, a size, a group; "fp32" is part of the kind).
 std::string kind_of(const std::string& warning) {
   std::istringstream words(warning);
   std::string word, kind;
   while (words >> word) {
-    if (std::any_of(word.begin(), word.end(),
-                    [](unsigned char c) { return std::isdigit(c) != 0; })) {
-      break;
-    }
+    if (std::isdigit(static_cast<unsigned char>(word.front())) != 0) break;
     kind += (kind.empty() ? "" : " ") + word;
   }
   if (!kind.empty() && kind.back() == ':') kind.pop_back();

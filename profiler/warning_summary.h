@@ -10,8 +10,8 @@
 namespace parplan::profiler {
 
 // One line per kind of warning, in order of first appearance: the warning itself when it is
-// alone of its kind, else "N x KIND: ... (e.g. FIRST)". The kind is the words before the first
-// one holding a digit (the shape, size or group) and whether the time budget ended first.
+// alone of its kind, else "N x KIND (e.g. FIRST)". The kind is the words before the first one
+// starting with a digit (the shape, size or group) and whether the time budget ended first.
 std::vector<std::string> summarize_warnings(const std::vector<std::string>& warnings);
 
 }  // namespace parplan::profiler
