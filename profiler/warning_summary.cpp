@@ -22,6 +22,8 @@ std::string kind_of(const std::string& warning) {
     kind += (kind.empty() ? "" : " ") + word;
   }
   if (!kind.empty() && kind.back() == ':') kind.pop_back();
+  // "all_reduce group 2 8 B": the group size follows; the kind is the collective.
+  if (kind.ends_with(" group")) kind.resize(kind.size() - 6);
   return kind.empty() ? warning : kind;
 }
 

@@ -155,12 +155,16 @@ void print_summary(const Json& doc, const std::string& out) {
   }
   std::fputs(gemm.render({1, 2, 3, 4, 5, 7, 8}).c_str(), stdout);
 
+  // Kernels timed by their FLOPs (attention) move no counted bytes: their rate is GFLOP/s.
   TextTable memory({"memory-bound", "rows x cols", "GB/s", "noise"});
   for (const auto& m : doc["measurements"]["memory_bound"]) {
+    const bool by_flops = m["bytes"].get<double>() <= 0 && m.contains("tflops");
     memory.add_row({m["kernel"].get<std::string>(),
                     std::to_string(m["rows"].get<int64_t>()) + " x " +
                         std::to_string(m["cols"].get<int64_t>()),
-                    fixed(m["gbps"].get<double>(), 2), percent(m["noise"].get<double>())});
+                    by_flops ? fixed(m["tflops"].get<double>() * 1e3, 2) + " GFLOP/s"
+                             : fixed(m["gbps"].get<double>(), 2),
+                    percent(m["noise"].get<double>())});
   }
   std::fputs(memory.render({2, 3}).c_str(), stdout);
 
