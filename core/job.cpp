@@ -67,6 +67,18 @@ void warn_beyond_max_positions(Job& job) {
                          "longer-context variant)");
 }
 
+// "meta-llama/Llama-3.1-8B" is a Hugging Face hub id, not a path: parplan reads no hub. Names
+// the preset of that model when there is one.
+std::string hub_id_hint(const std::string& text, const std::vector<std::string>& presets) {
+  const bool hub_id = std::count(text.begin(), text.end(), '/') == 1 && !text.starts_with('.') &&
+                      !text.ends_with(".json") && !text.ends_with('/');
+  if (!hub_id) return "";
+  const auto preset = suggest_keys(text.substr(text.find('/') + 1), presets);
+  return " (a Hugging Face hub id is not read: download its config.json and give its path" +
+         (preset.empty() ? std::string() : ", or name the preset " + quoted_alternatives(preset)) +
+         ")";
+}
+
 // A folder named as the model: the Hugging Face checkpoint layout keeps config.json in it.
 std::string model_file_in_folder(const Json& value, const std::string& path,
                                  const std::string& file, const std::string& key_path) {
@@ -100,15 +112,10 @@ ModelSpec resolve_model(const Json& value, const std::string& file, const std::s
       model_file_in_folder(value, resolve_path(text, base_dir), file, key_path);
   const auto names = model_preset_names();
   if (looks_like_path(text) || file_exists(path)) {
-    // "meta-llama/Llama-3.1-8B" is a Hugging Face hub id, not a path: parplan reads no hub.
-    const bool hub_id = std::count(text.begin(), text.end(), '/') == 1 && !text.starts_with('.') &&
-                        !text.ends_with(".json") && !text.ends_with('/');
-    const Json model = load_named_file(
-        value, path, file, key_path,
-        "a preset (" + join_names(names) + ") or a path to an existing JSON file or folder" +
-            (hub_id ? " (a Hugging Face hub id is not read: download its config.json and give "
-                      "its path)"
-                    : ""));
+    const Json model = load_named_file(value, path, file, key_path,
+                                       "a preset (" + join_names(names) +
+                                           ") or a path to an existing JSON file or folder" +
+                                           hub_id_hint(text, names));
     if (is_hf_config(model)) return import_hf_config(model, path);
     return parse_model_spec(model, path, "");
   }
