@@ -24,8 +24,7 @@ TEST(WarningSummary, RepeatedKindsBecomeOneCountedLine) {
             "threshold (e.g. " +
                 warnings[1] + ")");
   EXPECT_EQ(lines[2], warnings[3]);  // alone of its kind: as it is
-  EXPECT_EQ(lines[3].rfind("2 all_reduce measurements ended their time budget", 0), 0u)
-      << lines[3];
+  EXPECT_EQ(lines[3].rfind("2 all_reduce measurements ended their time budget", 0), 0u) << lines[3];
 }
 
 TEST(WarningSummary, OtherRepeatsAreCountedWithAnExample) {
