@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/units.h"
 
 namespace parplan {
 
@@ -47,8 +48,8 @@ Json chrome_trace_json(const std::vector<TraceEvent>& events) {
                   {"ph", "X"},
                   {"pid", pid},
                   {"tid", tid},
-                  {"ts", e.start_s * 1e6},
-                  {"dur", e.duration_s * 1e6}};
+                  {"ts", e.start_s * kUsPerS},
+                  {"dur", e.duration_s * kUsPerS}};
     if (!e.args.empty()) event["args"] = e.args;
     body.push_back(std::move(event));
   }

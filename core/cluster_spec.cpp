@@ -123,6 +123,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   in.allow("sources");
   in.allow("notes");
   node.gpus_per_node = figures.require_count(in, "gpus_per_node", 1, 4096);
+  node.node_overhead_w = figures.get(in, "node_overhead_w", -1, 0, 1e7);
 
   {
     JsonReader gpu = in.object("gpu");
@@ -142,6 +143,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     g.sm_count = figures.count_or(gpu, "sm_count", 0, 0, 1e6);
     g.l2_cache_mib = figures.get(gpu, "l2_cache_mib", 0, 0, 1e6);
     g.kernel_launch_us = figures.get(gpu, "kernel_launch_us", g.kernel_launch_us, 0, 1e4);
+    g.tdp_w = figures.get(gpu, "tdp_w", 0, 1, 1e5);
     g.gemm_m_half = figures.get(gpu, "gemm_m_half", g.gemm_m_half, 0, 1e6);
     g.gemm_n_half = figures.get(gpu, "gemm_n_half", g.gemm_n_half, 0, 1e6);
     g.gemm_k_half = figures.get(gpu, "gemm_k_half", g.gemm_k_half, 0, 1e6);
@@ -258,9 +260,8 @@ Json collective_fits_to_json(const std::vector<CollectiveFit>& fits) {
   }
   return out;
 }
-}  // namespace
 
-Json node_spec_to_json(const NodeSpec& node) {
+Json node_figures_to_json(const NodeSpec& node) {
   Json tflops = Json::object();
   Json efficiency = Json::object();
   for (int i = 0; i < kNumPrecisions; ++i) {
@@ -306,6 +307,15 @@ Json node_spec_to_json(const NodeSpec& node) {
             {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
             {"latency_us", node.inter.latency_us}}},
           {"collective_fits", collective_fits_to_json(node.collective_fits)}};
+}
+}  // namespace
+
+Json node_spec_to_json(const NodeSpec& node) {
+  Json out = node_figures_to_json(node);
+  // Power figures only when given, so that a node without them writes what it always did.
+  if (node.gpu.tdp_w > 0) out["gpu"]["tdp_w"] = node.gpu.tdp_w;
+  if (node.node_overhead_w >= 0) out["node_overhead_w"] = node.node_overhead_w;
+  return out;
 }
 
 }  // namespace parplan

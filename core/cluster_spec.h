@@ -43,6 +43,9 @@ struct GpuSpec {
   int64_t sm_count = 0;
   double l2_cache_mib = 0;
   double kernel_launch_us = 4.0;  // host-side launch + dependency gap per kernel
+  // Vendor thermal design power (board power limit), watts; 0: not given. Used for the run's
+  // energy (cost_models/time_to_train.h), not for time.
+  double tdp_w = 0;
   // Measured throughput of named kernels (a profile of the machine at hand): memory-bound
   // kernels in GB/s of bytes read + written ("layernorm", "gelu", "swiglu", "add", "adamw",
   // ...), keyed by the kernel kinds cost_models/layer_cost.cpp asks for; absent kinds use
@@ -125,6 +128,9 @@ struct NodeSpec {
   IntraNodeSpec intra;
   InterNodeSpec inter;
   std::vector<CollectiveFit> collective_fits;
+  // Power of one node beside its GPUs (CPUs, memory, NICs, switches, fans), watts: the
+  // system's maximum power minus its GPUs' TDP (hardware_profiles/README.md); -1: not given.
+  double node_overhead_w = -1;
   // Key paths of figures given without a source (presets must have none).
   std::vector<std::string> unsourced_figures;
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/units.h"
+
 namespace parplan {
 
 namespace {
@@ -38,7 +40,7 @@ double collective_time_s(Collective op, int64_t group_size, double size_bytes, d
                          double busbw_gbps) {
   const double factor = op == Collective::SendRecv ? 1.0 : bus_factor(op, group_size);
   if (factor == 0.0) return 0.0;
-  return latency_us * 1e-6 + size_bytes * factor / (busbw_gbps * 1e9);
+  return latency_us * kUs + size_bytes * factor / (busbw_gbps * kGB);
 }
 
 }  // namespace parplan

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/units.h"
+
 namespace parplan {
 
 double gemm_flops(const GemmShape& s) {
@@ -43,15 +45,15 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& s, Precision precisi
 double gemm_time_s(const GpuSpec& gpu, const GemmShape& s, Precision precision) {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return 0.0;
   const double peak = gpu.computed_peak_tflops(precision);
-  const double compute_s = gemm_flops(s) / (peak * 1e12 * gpu.sustained_clock_fraction *
+  const double compute_s = gemm_flops(s) / (peak * kTera * gpu.sustained_clock_fraction *
                                             gemm_efficiency(gpu, s, precision));
   const double elem = gemm_element_bytes(precision);
   const double bytes = (static_cast<double>(s.m) * static_cast<double>(s.k) +
                         static_cast<double>(s.k) * static_cast<double>(s.n) +
                         static_cast<double>(s.m) * static_cast<double>(s.n)) *
                        elem * static_cast<double>(s.batch);
-  const double memory_s = bytes / (gpu.hbm_bandwidth_gbps * 1e9 * gpu.hbm_efficiency);
-  return std::max({gpu.kernel_launch_us * 1e-6, compute_s, memory_s});
+  const double memory_s = bytes / (gpu.hbm_bandwidth_gbps * kGB * gpu.hbm_efficiency);
+  return std::max({gpu.kernel_launch_us * kUs, compute_s, memory_s});
 }
 
 }  // namespace parplan

@@ -211,6 +211,8 @@ ClusterSpec apply_profile(const ClusterSpec& cluster, const HardwareProfile& pro
   if (measured.gpu.vendor != "cpu") {
     node.gpu.sustained_clock_fraction = cluster.node.gpu.sustained_clock_fraction;
   }
+  // A profile measures speed, not power: the preset's TDP stays unless the profile gives one.
+  if (node.gpu.tdp_w <= 0) node.gpu.tdp_w = cluster.node.gpu.tdp_w;
   node.collective_fits = measured.collective_fits;
   if (profile.measured_span("intra_node")) node.intra = measured.intra;
   if (profile.measured_span("inter_node") && measured.inter.nics_per_node > 0) {

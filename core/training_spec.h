@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/cluster_spec.h"
@@ -12,12 +13,40 @@ namespace parplan {
 enum class TrainingMethod { Pretrain, Sft, Lora };
 const char* to_string(TrainingMethod method);
 
+// Mean time between unexpected job interruptions per GPU, hours: Llama 3 report (Dubey et al.
+// 2024, arXiv 2407.21783, §3.3.4): 419 unexpected interruptions in a 54-day snapshot on
+// 16,384 H100 GPUs, i.e. 16384 * 54 * 24 / 419 = 50,677 GPU-hours per interruption.
+inline constexpr double kDefaultGpuMtbfHours = 16384.0 * 54.0 * 24.0 / 419.0;
+
+// The whole run beyond one step: how many tokens, at what price, with what failure rate,
+// checkpoint storage and power (docs/job_file.md#the-run-time-to-train-and-cost;
+// cost_models/time_to_train.h). Without total_tokens none of it is used.
+struct RunSpec {
+  std::optional<double> total_tokens;  // tokens to train
+  std::optional<double> gpu_hour_usd;  // price of one GPU-hour
+  double gpu_mtbf_hours = kDefaultGpuMtbfHours;
+  // Write bandwidth to the checkpoint storage per node, GB/s. Stated assumption: the Llama 3
+  // cluster's storage sustains 2 TB/s (report §3.3.1, Tectonic) for 2,048 nodes, ~1 GB/s each.
+  double checkpoint_bandwidth_gbps = 1.0;
+  // Detection, rescheduling, restart and checkpoint load after a failure, seconds. Stated
+  // assumption (10 minutes): the Llama 3 report §3.3.4 names fast diagnosis and restart
+  // tooling without a figure.
+  double restart_overhead_s = 600;
+  // Power usage effectiveness of the data centre. Stated assumption: the Uptime Institute
+  // 2023 survey average is 1.58; hyperscale AI halls report 1.1-1.2 (Meta 2023 sustainability
+  // report: 1.08-1.10); 1.2 sits between.
+  double pue = 1.2;
+  std::optional<double> gpu_power_w;      // replaces the node's gpu.tdp_w
+  std::optional<double> node_overhead_w;  // replaces the node's node_overhead_w
+};
+
 struct TrainingSpec {
   int64_t global_batch_size = 0;  // sequences per optimizer step
   int64_t seq_length = 0;
   Precision precision = Precision::Bf16;
   TrainingMethod method = TrainingMethod::Pretrain;
   int64_t lora_rank = 16;
+  RunSpec run;
 
   double tokens_per_step() const {
     return static_cast<double>(global_batch_size) * static_cast<double>(seq_length);

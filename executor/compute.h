@@ -7,7 +7,8 @@
 //     what it does to input gradients;
 //   - pointers are in the backend's memory (host for CPU, device for CUDA).
 // The CPU ops are tested against finite differences and closed forms in
-// tests/executor/cpu_ops_test.cpp; each CUDA op against the CPU op in cuda_ops_test.cpp (gpu).
+// tests/executor/cpu_ops_test.cpp; each CUDA op against the CPU op in
+// tests/gpu/executor_cuda_ops_gpu_test.cpp.
 #pragma once
 
 #include <cstddef>

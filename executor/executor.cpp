@@ -299,10 +299,10 @@ Json run_report_to_json(const RunReport& report, const Job& job, const RunOption
       {"gemm_flops_per_step", gemm_flops}};
   if (gemm_seconds > 0) {
     // Throughput inside the GEMM calls, and the share of the step they take (host backends).
-    out["gemm_tflops_per_rank"] = gemm_flops / gemm_seconds / 1e12;
+    out["gemm_tflops_per_rank"] = gemm_flops / gemm_seconds / kTera;
     out["gemm_tflops_per_rank_over_step"] =
         report.step_time_s > 0
-            ? gemm_flops / static_cast<double>(report.num_ranks) / report.step_time_s / 1e12
+            ? gemm_flops / static_cast<double>(report.num_ranks) / report.step_time_s / kTera
             : 0.0;
   }
   return out;

@@ -19,7 +19,7 @@
 #include "core/job.h"
 #include "executor/backends.h"
 #include "executor/compute.h"
-#include "executor/memory.h"
+#include "executor/memory_tracker.h"
 #include "executor/phase_timer.h"
 
 namespace parplan::executor {

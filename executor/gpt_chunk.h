@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "executor/param_layout.h"
+#include "executor/parameter_buffer_layout.h"
 #include "executor/step_context.h"
 #include "executor/transformer_layer.h"
 

@@ -1,12 +1,12 @@
 #include "executor/pipeline_runner.h"
 
 #include "core/check.h"
-#include "executor/synthetic.h"
+#include "executor/deterministic_random.h"
 
 namespace parplan::executor {
 
 template <typename T>
-PipelineRunner<T>::PipelineRunner(StepContext<T>& ctx, const ParamLayout& layout,
+PipelineRunner<T>::PipelineRunner(StepContext<T>& ctx, const ParameterBufferLayout& layout,
                                   const ParallelPlan& plan, const ParallelGroups& groups,
                                   const MicroBatchPlan& batches)
     : ctx_(ctx),

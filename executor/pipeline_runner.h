@@ -28,7 +28,7 @@ struct MicroBatchPlan {
 template <typename T>
 class PipelineRunner {
  public:
-  PipelineRunner(StepContext<T>& ctx, const ParamLayout& layout, const ParallelPlan& plan,
+  PipelineRunner(StepContext<T>& ctx, const ParameterBufferLayout& layout, const ParallelPlan& plan,
                  const ParallelGroups& groups, const MicroBatchPlan& batches);
 
   // Runs every action of this stage for optimizer step `step`; gradients add into `grads`.
@@ -46,7 +46,7 @@ class PipelineRunner {
                    bool targets);
 
   StepContext<T>& ctx_;
-  const ParamLayout& layout_;
+  const ParameterBufferLayout& layout_;
   const ParallelPlan& plan_;
   const ParallelGroups& groups_;
   MicroBatchPlan batches_;

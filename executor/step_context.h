@@ -13,8 +13,8 @@
 #include "core/parallel_plan.h"
 #include "executor/comm.h"
 #include "executor/compute.h"
-#include "executor/memory.h"
-#include "executor/param_layout.h"
+#include "executor/memory_tracker.h"
+#include "executor/parameter_buffer_layout.h"
 #include "executor/phase_timer.h"
 
 namespace parplan::executor {

@@ -16,8 +16,8 @@ Trainer<T>::Trainer(const Job& job, const TrainerOptions& options, Comm& world, 
       groups_(make_parallel_groups(
           world, job.plan, job.model.tied_embeddings,
           make_model_dims(job.model, job.training.seq_length, job.plan.tp).kv_replicas())),
-      layout_(make_param_layout(job.model, job.plan, job.training.seq_length, groups_.tp_rank,
-                                groups_.pp_rank)),
+      layout_(make_parameter_buffer_layout(job.model, job.plan, job.training.seq_length,
+                                           groups_.tp_rank, groups_.pp_rank)),
       memory_([&compute](std::size_t n) { return compute.allocate(n); },
               [&compute](void* p) { compute.release(p); }),
       ctx_{compute, memory_, timer, layout_.dims} {

@@ -1,5 +1,5 @@
 // Trainer: one rank's share of GPT training under a parallel plan. Owns the contiguous
-// parameter and gradient buffers (ParamLayout), the AdamW moments (fp32 or fp64 "master"
+// parameter and gradient buffers (ParameterBufferLayout), the AdamW moments (fp32 or fp64 "master"
 // state; sharded over dp under ZeRO-1), and runs an optimizer step:
 //   zero gradients -> pipeline schedule (PipelineRunner) -> gradient synchronisation
 //   (tp all-reduce of replicated tensors under sequence parallelism, tied-embedding
@@ -51,7 +51,7 @@ class Trainer {
   // excluded), as Megatron's clip_grad_norm counts them.
   double local_grad_norm_sq();
 
-  const ParamLayout& layout() const { return layout_; }
+  const ParameterBufferLayout& layout() const { return layout_; }
   const ParallelGroups& groups() const { return groups_; }
   MemoryTracker& memory() { return memory_; }
   const GemmStats& gemm_stats() const { return ctx_.gemm; }
@@ -72,7 +72,7 @@ class Trainer {
   Compute<T>& compute_;
   PhaseTimer& timer_;
   ParallelGroups groups_;
-  ParamLayout layout_;
+  ParameterBufferLayout layout_;
   MemoryTracker memory_;
   DeviceBuffer<T> params_;
   DeviceBuffer<T> grads_;

@@ -8,7 +8,7 @@
 // and across plans (plan_equivalence_test.cpp).
 #pragma once
 
-#include "executor/param_layout.h"
+#include "executor/parameter_buffer_layout.h"
 #include "executor/step_context.h"
 
 namespace parplan::executor {

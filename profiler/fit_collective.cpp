@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/hardware_profile.h"
+#include "core/units.h"
 
 namespace parplan::profiler {
 
@@ -190,8 +191,8 @@ std::vector<CollectiveFit> fit_collectives(const std::vector<CollectiveRecord>& 
       fit.op = to_string(op);
       fit.span = span;
       fit.group_size = group_size;
-      fit.latency_us = line.latency_s * 1e6;
-      fit.busbw_gbps = factor / line.seconds_per_byte / 1e9;
+      fit.latency_us = line.latency_s * kUsPerS;
+      fit.busbw_gbps = factor / line.seconds_per_byte / kGB;
       fit.min_size_bytes = line.min_size_bytes;
       fit.max_size_bytes = line.max_size_bytes;
       fit.rms_relative_error = line.rms_relative_error;

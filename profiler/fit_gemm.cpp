@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/units.h"
 
 namespace parplan::profiler {
 
@@ -113,7 +114,7 @@ double gemm_model_time_s(const GemmModel& model, const GemmFitInput& in, const G
   const double f = gemm_efficiency(gpu, p.shape, Precision::Bf16);
   const double compute_s =
       gemm_flops(p.shape) /
-      (model.throughput_tflops[static_cast<std::size_t>(p.precision)] * 1e12 * f);
+      (model.throughput_tflops[static_cast<std::size_t>(p.precision)] * kTera * f);
   const double m = static_cast<double>(p.shape.m);
   const double n = static_cast<double>(p.shape.n);
   const double k = static_cast<double>(p.shape.k);
@@ -121,8 +122,8 @@ double gemm_model_time_s(const GemmModel& model, const GemmFitInput& in, const G
                        in.element_bytes[static_cast<std::size_t>(p.precision)] *
                        static_cast<double>(p.shape.batch);
   const double memory_s =
-      in.memory_bandwidth_gbps > 0 ? bytes / (in.memory_bandwidth_gbps * 1e9) : 0.0;
-  return std::max({model.launch_us * 1e-6, compute_s, memory_s});
+      in.memory_bandwidth_gbps > 0 ? bytes / (in.memory_bandwidth_gbps * kGB) : 0.0;
+  return std::max({model.launch_us * kUs, compute_s, memory_s});
 }
 
 GemmFitResult fit_gemm_model(const GemmFitInput& in) {
@@ -139,7 +140,7 @@ GemmFitResult fit_gemm_model(const GemmFitInput& in) {
   for (const auto& point : in.points) {
     PARPLAN_CHECK(point.time_s > 0, "GEMM measurement with a non-positive time");
     auto& best = best_tflops[static_cast<std::size_t>(point.precision)];
-    best = std::max(best, gemm_flops(point.shape) / point.time_s / 1e12);
+    best = std::max(best, gemm_flops(point.shape) / point.time_s / kTera);
     fastest_s = std::min(fastest_s, point.time_s);
   }
   for (std::size_t i = 0; i < best_tflops.size(); ++i) {
@@ -159,7 +160,7 @@ GemmFitResult fit_gemm_model(const GemmFitInput& in) {
           theta(p) = std::log(mh);
           theta(p + 1) = std::log(nh);
           theta(p + 2) = std::log(kh);
-          theta(p + 3) = std::log(std::max(fastest_s * 1e6 * launch_fraction, 1e-3));
+          theta(p + 3) = std::log(std::max(fastest_s * kUsPerS * launch_fraction, 1e-3));
           LmResult run = levenberg_marquardt(theta, in);
           if (run.cost < best.cost) best = run;
         }
@@ -176,7 +177,7 @@ GemmFitResult fit_gemm_model(const GemmFitInput& in) {
   for (const auto& point : in.points) {
     GemmModel without_launch = result.model;
     without_launch.launch_us = 0;
-    if (gemm_model_time_s(without_launch, in, point) < result.model.launch_us * 1e-6) {
+    if (gemm_model_time_s(without_launch, in, point) < result.model.launch_us * kUs) {
       ++result.launch_bound_points;
     }
   }

@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "core/units.h"
+
 namespace parplan::profiler {
 
 namespace {
@@ -45,8 +47,8 @@ double parse_cache_size(const std::string& text) {
   char unit = 0;
   in >> unit;
   if (unit == 'K') value *= 1024.0;
-  if (unit == 'M') value *= 1024.0 * 1024.0;
-  if (unit == 'G') value *= 1024.0 * 1024.0 * 1024.0;
+  if (unit == 'M') value *= kMiB;
+  if (unit == 'G') value *= kGiB;
   return value;
 }
 

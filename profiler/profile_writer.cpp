@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/hardware_profile.h"
 #include "core/plural.h"
+#include "core/units.h"
 #include "profiler/fit_collective.h"
 #include "profiler/gemm_shapes.h"
 
@@ -65,7 +66,7 @@ Json measurements_json(const RawProfile& raw) {
               {"cols", m.cols},     {"bytes", m.bytes},         {"gbps", m.gbps()}};
     if (m.flops > 0) {
       r["flops"] = m.flops;
-      r["tflops"] = m.flops / m.time.median_s / 1e12;
+      r["tflops"] = m.flops / m.time.median_s / kTera;
     }
     if (m.probe) r["probe"] = true;
     r.update(samples_json(m.time));
@@ -182,170 +183,195 @@ double element_bytes(const std::string& precision) {
   return 2.0;
 }
 
-Json build_profile(const RawProfile& raw, const ProfileOptions& options,
-                   const ProfileContext& context) {
-  const bool cpu = raw.device.backend == "cpu";
-  const Figures figure(raw.host.hostname, context.created_utc);
-  Json fits_json = Json::object();
+namespace {
 
-  // --- memory bandwidth: the copy kernel; its share of a known peak on GPUs ---
+// The memory bandwidth: the copy kernel, as the share of a known peak on GPUs.
+struct MemoryFigures {
+  double copy_gbps = 0;
+  double hbm_gbps = 0;
+  double hbm_efficiency = 1.0;
+  Json hbm_figure;
+  Json hbm_efficiency_figure;
+  double effective_gbps() const { return hbm_gbps * hbm_efficiency; }
+};
+
+MemoryFigures memory_figures(const RawProfile& raw, const Figures& figure) {
   const MemoryBoundRecord* copy = find_kernel(raw, "copy");
   PARPLAN_CHECK(copy != nullptr, "the profile needs the memory bandwidth (copy) measurement");
-  const double copy_gbps = copy->gbps();
-  double hbm_gbps = copy_gbps;
-  double hbm_efficiency = 1.0;
-  std::string hbm_source = "copy kernel over " + format(copy->bytes / 2 / 1048576.0, 4) +
-                           " MiB buffers, median of " + std::to_string(copy->time.count) +
-                           " samples, every rank at once";
-  Json hbm_figure = figure.measured(hbm_gbps, hbm_source);
-  Json hbm_efficiency_figure =
+  MemoryFigures m;
+  m.copy_gbps = copy->gbps();
+  m.hbm_gbps = m.copy_gbps;
+  const std::string source = "copy kernel over " + format(copy->bytes / 2 / kMiB, 4) +
+                             " MiB buffers, median of " + std::to_string(copy->time.count) +
+                             " samples, every rank at once";
+  m.hbm_figure = figure.measured(m.hbm_gbps, source);
+  m.hbm_efficiency_figure =
       figure.measured(1.0, "the bandwidth above is the achieved one (efficiency 1)");
-  if (!cpu && raw.device.peak_memory_gbps > 0 && copy_gbps <= raw.device.peak_memory_gbps) {
-    hbm_gbps = raw.device.peak_memory_gbps;
-    hbm_efficiency = copy_gbps / hbm_gbps;
-    hbm_figure = figure.derived(hbm_gbps, raw.device.peak_memory_source);
-    hbm_efficiency_figure = figure.measured(
-        hbm_efficiency, "copy kernel " + format(copy_gbps, 4) + " GB/s of the peak; " + hbm_source);
+  const bool cpu = raw.device.backend == "cpu";
+  if (!cpu && raw.device.peak_memory_gbps > 0 && m.copy_gbps <= raw.device.peak_memory_gbps) {
+    m.hbm_gbps = raw.device.peak_memory_gbps;
+    m.hbm_efficiency = m.copy_gbps / m.hbm_gbps;
+    m.hbm_figure = figure.derived(m.hbm_gbps, raw.device.peak_memory_source);
+    m.hbm_efficiency_figure = figure.measured(
+        m.hbm_efficiency, "copy kernel " + format(m.copy_gbps, 4) + " GB/s of the peak; " + source);
   }
-  fits_json["memory"] = {{"copy_gbps", copy_gbps}};
-  if (const auto* triad = find_kernel(raw, "triad"))
-    fits_json["memory"]["triad_gbps"] = triad->gbps();
+  return m;
+}
 
-  // --- GEMM model: node precisions jointly; others (fp64 on CPUs) on their own ---
+Json memory_fits_json(const RawProfile& raw, const MemoryFigures& memory) {
+  Json out = {{"copy_gbps", memory.copy_gbps}};
+  if (const auto* triad = find_kernel(raw, "triad")) out["triad_gbps"] = triad->gbps();
+  return out;
+}
+
+// The GEMM model: the node's precisions fitted jointly, the others (fp64 on CPUs) each alone.
+struct GemmSection {
   std::vector<std::string> node_precisions;
   std::vector<std::string> other_precisions;
-  for (const auto& g : raw.gemm) {
-    auto& list =
-        is_node_precision(raw.device.backend, g.precision) ? node_precisions : other_precisions;
-    if (std::find(list.begin(), list.end(), g.precision) == list.end()) list.push_back(g.precision);
-  }
-  PARPLAN_CHECK(!node_precisions.empty(), "the profile needs GEMM measurements at ",
-                cpu ? "fp32" : "fp16, bf16 or fp8", " for the node's GEMM model");
-  const GemmFits node_fit = fit_gemms(raw, node_precisions, hbm_gbps * hbm_efficiency);
-  fits_json["gemm"] = Json::object();
-  fits_json["gemm"]["node"] = gemm_fit_json(node_fit, raw);
+  GemmFits node_fit;
+  std::string detail;  // how the node's figures were fitted, for their sources
+  Json fits = Json::object();
   Json notes = Json::array();
-  for (const auto& p : other_precisions) {
-    const GemmFits extra = fit_gemms(raw, {p}, hbm_gbps * hbm_efficiency);
-    fits_json["gemm"][p] = gemm_fit_json(extra, raw);
-    notes.push_back(p + " GEMM: asymptotic " + format(extra.result.model.throughput_tflops[0], 4) +
-                    " TFLOP/s, m/n/k_half " + format(extra.result.model.m_half, 3) + "/" +
-                    format(extra.result.model.n_half, 3) + "/" +
-                    format(extra.result.model.k_half, 3) + ", launch " +
-                    format(extra.result.model.launch_us, 3) + " us (profile fits.gemm." + p +
-                    "); the node's figures are " + node_precisions.front() + "'s");
-  }
-  const std::string gemm_detail = "fit of the GEMM model (core/gemm_efficiency.h) to " +
-                                  std::to_string(node_fit.result.points) + " shapes, rms error " +
-                                  percent(node_fit.result.rms_relative_error);
   Json dense = Json::object();
   Json efficiency = Json::object();
-  for (std::size_t i = 0; i < node_precisions.size(); ++i) {
-    const std::string& p = node_precisions[i];
-    const double asymptote = node_fit.result.model.throughput_tflops[i];
+};
+
+void split_gemm_precisions(const RawProfile& raw, GemmSection& g) {
+  for (const auto& gemm : raw.gemm) {
+    auto& list = is_node_precision(raw.device.backend, gemm.precision) ? g.node_precisions
+                                                                       : g.other_precisions;
+    if (std::find(list.begin(), list.end(), gemm.precision) == list.end())
+      list.push_back(gemm.precision);
+  }
+  PARPLAN_CHECK(!g.node_precisions.empty(), "the profile needs GEMM measurements at ",
+                raw.device.backend == "cpu" ? "fp32" : "fp16, bf16 or fp8",
+                " for the node's GEMM model");
+}
+
+void fit_other_precisions(const RawProfile& raw, double bandwidth_gbps, GemmSection& g) {
+  for (const auto& p : g.other_precisions) {
+    const GemmFits extra = fit_gemms(raw, {p}, bandwidth_gbps);
+    g.fits[p] = gemm_fit_json(extra, raw);
+    const GemmModel& model = extra.result.model;
+    g.notes.push_back(p + " GEMM: asymptotic " + format(model.throughput_tflops[0], 4) +
+                      " TFLOP/s, m/n/k_half " + format(model.m_half, 3) + "/" +
+                      format(model.n_half, 3) + "/" + format(model.k_half, 3) + ", launch " +
+                      format(model.launch_us, 3) + " us (profile fits.gemm." + p +
+                      "); the node's figures are " + g.node_precisions.front() + "'s");
+  }
+}
+
+// Each node precision's dense peak and matmul efficiency: a known peak with the fitted
+// asymptote's share of it, or the asymptote itself as the peak.
+void peak_figures(const RawProfile& raw, const Figures& figure, GemmSection& g) {
+  const bool cpu = raw.device.backend == "cpu";
+  for (std::size_t i = 0; i < g.node_precisions.size(); ++i) {
+    const std::string& p = g.node_precisions[i];
+    const double asymptote = g.node_fit.result.model.throughput_tflops[i];
     const auto peak_it = raw.device.peak_tflops.find(p);
     const double peak = peak_it != raw.device.peak_tflops.end() ? peak_it->second : 0.0;
     if (peak > 0 && asymptote <= peak) {
-      dense[p] = figure.derived(peak, raw.device.peak_source);
-      efficiency[p] = figure.measured(asymptote / peak, "asymptotic " + format(asymptote, 4) +
-                                                            " TFLOP/s of the peak; " + gemm_detail);
+      g.dense[p] = figure.derived(peak, raw.device.peak_source);
+      g.efficiency[p] = figure.measured(asymptote / peak, "asymptotic " + format(asymptote, 4) +
+                                                              " TFLOP/s of the peak; " + g.detail);
     } else {
-      dense[p] = figure.measured(
-          asymptote, "asymptotic throughput, " + gemm_detail +
+      g.dense[p] = figure.measured(
+          asymptote, "asymptotic throughput, " + g.detail +
                          (cpu ? "; a CPU's peak is taken as this" : "; no known peak below it"));
-      efficiency[p] = figure.measured(1.0, "the peak above is the achieved asymptote");
+      g.efficiency[p] = figure.measured(1.0, "the peak above is the achieved asymptote");
     }
   }
   for (const auto& [p, peak] : raw.device.peak_tflops) {
-    if (!dense.contains(p) && p != "fp64" && peak > 0)
-      dense[p] = figure.derived(peak, raw.device.peak_source);
+    if (!g.dense.contains(p) && p != "fp64" && peak > 0)
+      g.dense[p] = figure.derived(peak, raw.device.peak_source);
   }
+}
 
-  // --- collectives ---
-  const std::vector<CollectiveFit> collective_fits = fit_collectives(raw.collectives);
-  int excluded_collectives = 0;
-  for (const auto& c : raw.collectives) excluded_collectives += c.time.disturbed_only ? 1 : 0;
+GemmSection gemm_section(const RawProfile& raw, const Figures& figure, double bandwidth_gbps) {
+  GemmSection g;
+  split_gemm_precisions(raw, g);
+  g.node_fit = fit_gemms(raw, g.node_precisions, bandwidth_gbps);
+  g.fits["node"] = gemm_fit_json(g.node_fit, raw);
+  fit_other_precisions(raw, bandwidth_gbps, g);
+  g.detail = "fit of the GEMM model (core/gemm_efficiency.h) to " +
+             std::to_string(g.node_fit.result.points) + " shapes, rms error " +
+             percent(g.node_fit.result.rms_relative_error);
+  peak_figures(raw, figure, g);
+  return g;
+}
+
+// The collectives: every fit, and the node's intra- and inter-node figures from the all-reduce
+// over the largest group of each span.
+struct CollectiveSection {
   Json fit_list = Json::array();
-  for (const auto& f : collective_fits) {
-    fit_list.push_back({{"op", f.op},
-                        {"span", f.span},
-                        {"group_size", f.group_size},
-                        {"latency_us", f.latency_us},
-                        {"busbw_gbps", f.busbw_gbps},
-                        {"min_size_bytes", f.min_size_bytes},
-                        {"max_size_bytes", f.max_size_bytes},
-                        {"rms_relative_error", f.rms_relative_error},
-                        {"source", "least-squares fit (relative error) of the measured sizes"}});
-  }
-  fits_json["collectives"] = fit_list;
-  fits_json["collectives_disturbed_only_sizes"] = excluded_collectives;
-  const SpanFigures intra = span_figures(collective_fits, "intra_node");
-  const SpanFigures inter = span_figures(collective_fits, "inter_node");
+  int excluded_disturbed = 0;
+  Json intra;
+  Json inter;
+};
 
-  Json intra_json = {{"fabric", "switch"}};
-  if (intra.measured) {
-    const std::string detail = "all_reduce over groups of " + std::to_string(intra.group_size);
-    intra_json["link_bandwidth_gbps"] =
-        figure.measured(intra.busbw_gbps, detail + ", busbw fitted for sizes from " +
-                                              format(intra.large_size_bytes, 4) + " bytes");
-    intra_json["busbw_efficiency"] =
-        figure.measured(1.0, "the link bandwidth is the measured busbw");
-    intra_json["latency_us"] =
-        figure.measured(intra.latency_us, detail + ", fitted latency of the smallest sizes");
-  } else {
-    intra_json["link_bandwidth_gbps"] = figure.measured(
+Json intra_node_json(const SpanFigures& intra, const Figures& figure, double copy_gbps) {
+  Json out = {{"fabric", "switch"}};
+  if (!intra.measured) {
+    out["link_bandwidth_gbps"] = figure.measured(
         copy_gbps,
         "NOT an intra-node collective measurement (one rank per host): the memory "
         "copy bandwidth stands in; apply_profile keeps a preset's intra-node figures");
-    intra_json["busbw_efficiency"] = figure.measured(1.0, "stand-in, see link_bandwidth_gbps");
+    out["busbw_efficiency"] = figure.measured(1.0, "stand-in, see link_bandwidth_gbps");
+    return out;
   }
-  Json inter_json;
-  if (inter.measured) {
-    const std::string detail =
-        "all_reduce over groups of " + std::to_string(inter.group_size) + " across hosts";
-    inter_json["nics_per_node"] = figure.derived(
-        raw.ranks_per_host,
-        "one network path per rank (ranks per host), the network's count is not measured");
-    inter_json["nic_gbit_per_s"] =
-        figure.measured(inter.busbw_gbps * 8.0, detail + ": busbw x 8 (Gb/s)");
-    inter_json["nic_busbw_efficiency"] =
-        figure.measured(1.0, "the rate above is the measured busbw");
-    inter_json["latency_us"] =
-        figure.measured(inter.latency_us, detail + ", fitted latency of the smallest sizes");
-  } else {
-    inter_json["nics_per_node"] = figure.derived(0, "not measured: the run had one host");
-    inter_json["nic_gbit_per_s"] = figure.derived(0, "not measured: the run had one host");
-  }
+  const std::string detail = "all_reduce over groups of " + std::to_string(intra.group_size);
+  out["link_bandwidth_gbps"] =
+      figure.measured(intra.busbw_gbps, detail + ", busbw fitted for sizes from " +
+                                            format(intra.large_size_bytes, 4) + " bytes");
+  out["busbw_efficiency"] = figure.measured(1.0, "the link bandwidth is the measured busbw");
+  out["latency_us"] =
+      figure.measured(intra.latency_us, detail + ", fitted latency of the smallest sizes");
+  return out;
+}
 
-  Json gpu = {
-      {"name", raw.device.name},
-      {"vendor", raw.device.vendor},
-      {"architecture", raw.device.architecture.empty() ? "other" : raw.device.architecture},
-      {"memory_gib",
-       figure.derived(raw.device.memory_gib, cpu ? "host memory (MemTotal) / ranks on the host"
-                                                 : "device memory reported by the CUDA runtime")},
-      {"hbm_bandwidth_gbps", hbm_figure},
-      {"hbm_efficiency", hbm_efficiency_figure},
-      {"sustained_clock_fraction",
-       figure.measured(1.0, cpu ? "the throughput above is what the profile sustained"
-                                : "the throughput above is of short bursts (profile samples); "
-                                  "apply_profile keeps a preset's sustained-clock figure")},
-      {"dense_tflops", dense},
-      {"matmul_efficiency", efficiency},
-      {"sm_count", figure.derived(static_cast<double>(raw.device.sm_count),
-                                  cpu ? "CPU: 0 turns wave quantisation off"
-                                      : "multiprocessor count reported by the CUDA runtime")},
-      {"kernel_launch_us",
-       figure.measured(node_fit.result.model.launch_us,
-                       gemm_detail + (node_fit.result.launch_bound_points == 0
-                                          ? "; no measured GEMM was launch-bound, so this is "
-                                            "only an upper bound"
-                                          : ""))},
-      {"gemm_m_half", figure.measured(node_fit.result.model.m_half, gemm_detail)},
-      {"gemm_n_half", figure.measured(node_fit.result.model.n_half, gemm_detail)},
-      {"gemm_k_half", figure.measured(node_fit.result.model.k_half, gemm_detail)}};
-  // The profiled program's kernels (ProfileOptions::kernel_probes): memory-bound ones as
-  // GB/s per kernel (the largest size measured), attention as TFLOP/s.
+Json inter_node_json(const SpanFigures& inter, const Figures& figure, int64_t ranks_per_host) {
+  Json out;
+  if (!inter.measured) {
+    out["nics_per_node"] = figure.derived(0, "not measured: the run had one host");
+    out["nic_gbit_per_s"] = figure.derived(0, "not measured: the run had one host");
+    return out;
+  }
+  const std::string detail =
+      "all_reduce over groups of " + std::to_string(inter.group_size) + " across hosts";
+  out["nics_per_node"] = figure.derived(
+      ranks_per_host,
+      "one network path per rank (ranks per host), the network's count is not measured");
+  out["nic_gbit_per_s"] = figure.measured(inter.busbw_gbps * 8.0, detail + ": busbw x 8 (Gb/s)");
+  out["nic_busbw_efficiency"] = figure.measured(1.0, "the rate above is the measured busbw");
+  out["latency_us"] =
+      figure.measured(inter.latency_us, detail + ", fitted latency of the smallest sizes");
+  return out;
+}
+
+CollectiveSection collective_section(const RawProfile& raw, const Figures& figure,
+                                     double copy_gbps) {
+  CollectiveSection c;
+  const std::vector<CollectiveFit> fits = fit_collectives(raw.collectives);
+  for (const auto& r : raw.collectives) c.excluded_disturbed += r.time.disturbed_only ? 1 : 0;
+  for (const auto& f : fits) {
+    c.fit_list.push_back({{"op", f.op},
+                          {"span", f.span},
+                          {"group_size", f.group_size},
+                          {"latency_us", f.latency_us},
+                          {"busbw_gbps", f.busbw_gbps},
+                          {"min_size_bytes", f.min_size_bytes},
+                          {"max_size_bytes", f.max_size_bytes},
+                          {"rms_relative_error", f.rms_relative_error},
+                          {"source", "least-squares fit (relative error) of the measured sizes"}});
+  }
+  c.intra = intra_node_json(span_figures(fits, "intra_node"), figure, copy_gbps);
+  c.inter = inter_node_json(span_figures(fits, "inter_node"), figure, raw.ranks_per_host);
+  return c;
+}
+
+// The profiled program's kernels (ProfileOptions::kernel_probes): memory-bound ones as GB/s
+// per kernel (the largest size measured), attention as TFLOP/s.
+void add_kernel_probes(const RawProfile& raw, const Figures& figure, Json& gpu) {
   Json kernel_gbps = Json::object();
   Json attention = Json::object();
   std::map<std::string, const MemoryBoundRecord*> largest;
@@ -358,7 +384,7 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
     const std::string where = std::to_string(m->rows) + " x " + std::to_string(m->cols);
     if (m->flops > 0) {
       const std::string key = kernel == "attention_backward" ? "backward" : "forward";
-      attention[key] = figure.measured(m->flops / m->time.median_s / 1e12,
+      attention[key] = figure.measured(m->flops / m->time.median_s / kTera,
                                        kernel + " at " + where + " (full score matrix)");
     } else if (m->bytes > 0) {
       kernel_gbps[kernel] = figure.measured(m->gbps(), kernel + " at " + where);
@@ -366,24 +392,75 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
   }
   if (!kernel_gbps.empty()) gpu["kernel_gbps"] = kernel_gbps;
   if (!attention.empty()) gpu["attention_tflops"] = attention;
+}
 
+Json gpu_json(const RawProfile& raw, const Figures& figure, const MemoryFigures& memory,
+              const GemmSection& gemm) {
+  const bool cpu = raw.device.backend == "cpu";
+  const GemmModel& model = gemm.node_fit.result.model;
+  Json gpu = {
+      {"name", raw.device.name},
+      {"vendor", raw.device.vendor},
+      {"architecture", raw.device.architecture.empty() ? "other" : raw.device.architecture},
+      {"memory_gib",
+       figure.derived(raw.device.memory_gib, cpu ? "host memory (MemTotal) / ranks on the host"
+                                                 : "device memory reported by the CUDA runtime")},
+      {"hbm_bandwidth_gbps", memory.hbm_figure},
+      {"hbm_efficiency", memory.hbm_efficiency_figure},
+      {"sustained_clock_fraction",
+       figure.measured(1.0, cpu ? "the throughput above is what the profile sustained"
+                                : "the throughput above is of short bursts (profile samples); "
+                                  "apply_profile keeps a preset's sustained-clock figure")},
+      {"dense_tflops", gemm.dense},
+      {"matmul_efficiency", gemm.efficiency},
+      {"sm_count", figure.derived(static_cast<double>(raw.device.sm_count),
+                                  cpu ? "CPU: 0 turns wave quantisation off"
+                                      : "multiprocessor count reported by the CUDA runtime")},
+      {"kernel_launch_us",
+       figure.measured(model.launch_us, gemm.detail + (gemm.node_fit.result.launch_bound_points == 0
+                                                           ? "; no measured GEMM was launch-bound, "
+                                                             "so this is only an upper bound"
+                                                           : ""))},
+      {"gemm_m_half", figure.measured(model.m_half, gemm.detail)},
+      {"gemm_n_half", figure.measured(model.n_half, gemm.detail)},
+      {"gemm_k_half", figure.measured(model.k_half, gemm.detail)}};
+  add_kernel_probes(raw, figure, gpu);
   if (raw.device.l2_cache_mib > 0) {
     gpu["l2_cache_mib"] = figure.derived(raw.device.l2_cache_mib, raw.device.l2_cache_source);
   }
-  if (!notes.empty()) gpu["notes"] = notes;
+  if (!gemm.notes.empty()) gpu["notes"] = gemm.notes;
+  return gpu;
+}
 
+Json node_json(const RawProfile& raw, const ProfileContext& context, const Figures& figure,
+               Json gpu, const CollectiveSection& collectives) {
   const std::string where = raw.host.hostname + " at " + context.created_utc;
-  Json node = {
+  return {
       {"name", "measured-" + raw.host.hostname + "-" + raw.device.backend},
       {"description", "measured by parplan profile on " + where + " (backend " +
                           raw.device.backend + ", " + count_of(raw.ranks, "rank") + " on " +
                           count_of(raw.hosts, "host") + "): " + raw.device.name},
       {"gpus_per_node", figure.derived(raw.ranks_per_host, "ranks per host in the profiling run")},
-      {"gpu", gpu},
-      {"intra_node", intra_json},
-      {"inter_node", inter_json},
-      {"collective_fits", fit_list}};
+      {"gpu", std::move(gpu)},
+      {"intra_node", collectives.intra},
+      {"inter_node", collectives.inter},
+      {"collective_fits", collectives.fit_list}};
+}
 
+Json device_json(const RawProfile& raw) {
+  Json software = Json::object();
+  for (const auto& [k, v] : raw.device.software) software[k] = v;
+  Json device = {{"name", raw.device.name},        {"vendor", raw.device.vendor},
+                 {"backend", raw.device.backend},  {"memory_gib", raw.device.memory_gib},
+                 {"per_host", raw.ranks_per_host}, {"software", software}};
+  if (raw.device.compute_capability > 0)
+    device["compute_capability"] = raw.device.compute_capability;
+  return device;
+}
+
+// What the run covered: ranks and hosts, GEMM precisions, collective spans, ops and groups.
+Json coverage_json(const RawProfile& raw, const ProfileOptions& options,
+                   const ProfileContext& context, const GemmSection& gemm) {
   std::set<std::string> spans;
   std::set<std::string> ops;
   std::set<int64_t> group_sizes;
@@ -392,38 +469,46 @@ Json build_profile(const RawProfile& raw, const ProfileOptions& options,
     ops.insert(to_string(c.op));
     group_sizes.insert(c.group_size);
   }
-  std::vector<std::string> precisions = node_precisions;
-  precisions.insert(precisions.end(), other_precisions.begin(), other_precisions.end());
-  Json software = Json::object();
-  for (const auto& [k, v] : raw.device.software) software[k] = v;
-  Json device = {{"name", raw.device.name},        {"vendor", raw.device.vendor},
-                 {"backend", raw.device.backend},  {"memory_gib", raw.device.memory_gib},
-                 {"per_host", raw.ranks_per_host}, {"software", software}};
-  if (raw.device.compute_capability > 0)
-    device["compute_capability"] = raw.device.compute_capability;
-  Json doc = {{"schema", std::string(kProfileSchema)},
-              {"created_utc", context.created_utc},
-              {"generator", context.generator},
-              {"host",
-               {{"hostname", raw.host.hostname},
-                {"cpu_model", raw.host.cpu_model},
-                {"cores", raw.host.cores},
-                {"memory_gib", raw.host.memory_gib}}},
-              {"device", device},
-              {"coverage",
-               {{"ranks", raw.ranks},
-                {"hosts", raw.hosts},
-                {"ranks_per_host", raw.ranks_per_host},
-                {"quick", options.quick},
-                {"elapsed_s", context.elapsed_s},
-                {"gemm_precisions", precisions},
-                {"collective_spans", spans},
-                {"collective_ops", ops},
-                {"collective_group_sizes", group_sizes}}},
-              {"node", node},
-              {"fits", fits_json},
-              {"measurements", measurements_json(raw)},
-              {"warnings", raw.warnings}};
+  std::vector<std::string> precisions = gemm.node_precisions;
+  precisions.insert(precisions.end(), gemm.other_precisions.begin(), gemm.other_precisions.end());
+  return {{"ranks", raw.ranks},
+          {"hosts", raw.hosts},
+          {"ranks_per_host", raw.ranks_per_host},
+          {"quick", options.quick},
+          {"elapsed_s", context.elapsed_s},
+          {"gemm_precisions", precisions},
+          {"collective_spans", spans},
+          {"collective_ops", ops},
+          {"collective_group_sizes", group_sizes}};
+}
+
+}  // namespace
+
+Json build_profile(const RawProfile& raw, const ProfileOptions& options,
+                   const ProfileContext& context) {
+  const Figures figure(raw.host.hostname, context.created_utc);
+  const MemoryFigures memory = memory_figures(raw, figure);
+  const GemmSection gemm = gemm_section(raw, figure, memory.effective_gbps());
+  const CollectiveSection collectives = collective_section(raw, figure, memory.copy_gbps);
+  Json fits = {{"memory", memory_fits_json(raw, memory)},
+               {"gemm", gemm.fits},
+               {"collectives", collectives.fit_list},
+               {"collectives_disturbed_only_sizes", collectives.excluded_disturbed}};
+  Json doc = {
+      {"schema", std::string(kProfileSchema)},
+      {"created_utc", context.created_utc},
+      {"generator", context.generator},
+      {"host",
+       {{"hostname", raw.host.hostname},
+        {"cpu_model", raw.host.cpu_model},
+        {"cores", raw.host.cores},
+        {"memory_gib", raw.host.memory_gib}}},
+      {"device", device_json(raw)},
+      {"coverage", coverage_json(raw, options, context, gemm)},
+      {"node", node_json(raw, context, figure, gpu_json(raw, figure, memory, gemm), collectives)},
+      {"fits", fits},
+      {"measurements", measurements_json(raw)},
+      {"warnings", raw.warnings}};
   // The document must read back with the strict reader (and its node as a node preset).
   parse_hardware_profile(doc, "<profile being written>");
   return doc;

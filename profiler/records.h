@@ -10,6 +10,7 @@
 
 #include "core/collective.h"
 #include "core/gemm_efficiency.h"
+#include "core/units.h"
 #include "profiler/stopping_rule.h"
 
 namespace parplan::profiler {
@@ -19,7 +20,7 @@ struct GemmRecord {
   std::string precision;  // fp64, fp32, fp16, bf16, fp8
   Measurement time;       // seconds per GEMM (max over ranks)
 
-  double tflops() const { return gemm_flops(shape) / time.median_s / 1e12; }
+  double tflops() const { return gemm_flops(shape) / time.median_s / kTera; }
 };
 
 struct MemoryBoundRecord {
@@ -32,7 +33,7 @@ struct MemoryBoundRecord {
   double flops = 0;    // compute kernels (attention): FLOPs of one call instead of bytes
   bool probe = false;  // a kernel of the profiled program (ProfileOptions::kernel_probes)
 
-  double gbps() const { return bytes / time.median_s / 1e9; }
+  double gbps() const { return bytes / time.median_s / kGB; }
 };
 
 struct CollectiveRecord {
@@ -43,7 +44,7 @@ struct CollectiveRecord {
   Measurement time;             // seconds per operation, max over ranks
   double kernel_median_s = -1;  // CUPTI kernel time where measured, else -1
 
-  double algbw_gbps() const { return size_bytes / time.median_s / 1e9; }
+  double algbw_gbps() const { return size_bytes / time.median_s / kGB; }
   double busbw_gbps() const { return algbw_gbps() * bus_factor(op, group_size); }
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "core/units.h"
 
 namespace parplan::profiler {
 
@@ -18,10 +19,10 @@ std::string percent(double fraction) {
 
 std::string seconds_text(double s) {
   char text[32];
-  if (s < 1e-3) {
-    std::snprintf(text, sizeof text, "%.2f us", s * 1e6);
+  if (s < kMs) {
+    std::snprintf(text, sizeof text, "%.2f us", s * kUsPerS);
   } else if (s < 1.0) {
-    std::snprintf(text, sizeof text, "%.3f ms", s * 1e3);
+    std::snprintf(text, sizeof text, "%.3f ms", s * kMsPerS);
   } else {
     std::snprintf(text, sizeof text, "%.3f s", s);
   }

@@ -27,7 +27,7 @@ GENERATED = {"parplan"}
 # The toolkit's CUDA, cuBLAS, CUPTI and NCCL headers (cuda_runtime.h, cublasLt.h, cupti.h,
 # nccl.h, ...; included without a folder), allowed only in CUDA sources and the folders below.
 CUDA_HEADER = re.compile(r"^(cuda|cuda_\w+|cublas\w*|cupti\w*|nccl\w*)\.h$")
-CUDA_FOLDERS = re.compile(r"(^|/)cuda/|^executor/nccl/")
+CUDA_FOLDERS = re.compile(r"(^|/)cuda/|^executor/nccl/|^tests/gpu/")
 CUDA_SUFFIXES = (".cu", ".cuh")
 
 CPP_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh")

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/hardware_profile.h"
+#include "core/units.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -23,8 +24,8 @@ void print_job_warnings(const Job& job) {
 }
 
 std::string human_seconds(double seconds) {
-  if (seconds < 1e-3) return fixed(seconds * 1e6, 0) + " us";
-  if (seconds < 1.0) return fixed(seconds * 1e3, 1) + " ms";
+  if (seconds < kMs) return fixed(seconds * kUsPerS, 0) + " us";
+  if (seconds < 1.0) return fixed(seconds * kMsPerS, 1) + " ms";
   return fixed(seconds, 2) + " s";
 }
 

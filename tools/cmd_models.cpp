@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "core/presets.h"
+#include "core/units.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/text_table.h"
@@ -18,7 +19,7 @@ void register_models(CLI::App& app) {
         {"preset", "params", "layers", "hidden", "heads/kv", "ffn", "vocab", "mlp", "moe"});
     for (const auto& name : model_preset_names()) {
       const ModelSpec m = *find_model_preset(name);
-      const double params_b = static_cast<double>(m.total_params(4096)) / 1e9;
+      const double params_b = static_cast<double>(m.total_params(4096)) / kGiga;
       Json entry = model_spec_to_json(m);
       entry["preset"] = name;
       entry["total_params"] = m.total_params(4096);

@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
+#include "core/atomic_file.h"
 #include "core/units.h"
 #include "planner/search.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
+#include "tools/plan_sweep.h"
 #include "tools/report/report_writers.h"
 #include "tools/text_table.h"
 
@@ -31,22 +35,10 @@ struct PlanOptions {
   int threads = 0;
   bool stats = false;
   std::string profile;
-  std::string report;  // folder for report.{html,md,csv,json}; empty: none
+  std::string report;        // folder for report.{html,md,csv,json}; empty: none
+  std::string gpus;          // --gpus: sweep cluster sizes (tools/plan_sweep.h); empty: the job's
+  double deadline_days = 0;  // --deadline-days; 0: none
 };
-
-std::string plan_cell(const ParallelPlan& p) {
-  char text[200];
-  std::snprintf(text, sizeof text, "tp%lld pp%lld dp%lld%s%s%s mbs%lld%s %s z%d%s",
-                static_cast<long long>(p.tp), static_cast<long long>(p.pp),
-                static_cast<long long>(p.dp),
-                p.cp > 1 ? (" cp" + std::to_string(p.cp)).c_str() : "",
-                p.ep > 1 ? (" ep" + std::to_string(p.ep)).c_str() : "",
-                p.vpp > 1 ? (" vpp" + std::to_string(p.vpp)).c_str() : "",
-                static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? " sp" : "",
-                p.recompute == Recompute::None ? "norc" : to_string(p.recompute), p.zero_stage,
-                p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
-  return text;
-}
 
 Json ranked_json(const Job& base, const std::vector<planner::RankedPlan>& plans) {
   Json list = Json::array();
@@ -81,11 +73,7 @@ void write_plan_report(const PlanOptions& o, const Job& job, const planner::Sear
                files.html.c_str());
 }
 
-void run_plan(const PlanOptions& o) {
-  Job job = load_job(o.job, PlanCheck::Skip);
-  print_job_warnings(job);
-  apply_profile_option(job, o.profile);
-  if (!o.report.empty()) check_report_dir(o.report);
+planner::SearchOptions search_options(const PlanOptions& o) {
   planner::SearchOptions search;
   search.fixes = planner::parse_fixes(o.fixes);
   search.top_k = o.top;
@@ -94,6 +82,51 @@ void run_plan(const PlanOptions& o) {
   search.max_memory_fraction = o.max_memory_fraction;
   search.objective =
       o.objective == "memory" ? planner::Objective::MemoryHeadroom : planner::Objective::Throughput;
+  return search;
+}
+
+// --gpus: the best plan at each cluster size, and with --deadline-days the cheapest size.
+void run_plan_sweep(const PlanOptions& o, const Job& job) {
+  const std::vector<int64_t> sizes = parse_gpu_sizes(o.gpus, job.cluster.node.gpus_per_node);
+  if (!o.report.empty()) check_report_dir(o.report);
+  const std::optional<double> deadline =
+      o.deadline_days > 0 ? std::optional<double>(o.deadline_days) : std::nullopt;
+  const SweepResult sweep = sweep_cluster_sizes(job, sizes, search_options(o), deadline);
+  std::string html;
+  if (!o.report.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directory(o.report, ec);
+    html = (fs::path(o.report) / "sweep.html").string();
+    const std::string json = (fs::path(o.report) / "sweep.json").string();
+    check_not_overwriting_inputs(html, {o.job});
+    check_not_overwriting_inputs(json, {o.job});
+    write_file_atomically(json, sweep_to_json(job, sweep, deadline).dump(2) + "\n");
+    write_file_atomically(html, sweep_to_html(job, sweep, deadline));
+  }
+  if (o.json) {
+    print_json(sweep_to_json(job, sweep, deadline));
+    if (!html.empty()) std::fprintf(stderr, "sweep report: %s (also sweep.json)\n", html.c_str());
+    return;
+  }
+  std::printf("%s on %s nodes, global batch %lld x %lld tokens, %s, %s\n\n", job.model.name.c_str(),
+              job.cluster.node.name.c_str(), static_cast<long long>(job.training.global_batch_size),
+              static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
+              to_string(job.framework));
+  std::fputs(sweep_to_text(job, sweep, deadline).c_str(), stdout);
+  if (!html.empty()) std::printf("\nsweep report: %s (also sweep.json)\n", html.c_str());
+}
+
+void run_plan(const PlanOptions& o) {
+  Job job = load_job(o.job, PlanCheck::Skip);
+  print_job_warnings(job);
+  apply_profile_option(job, o.profile);
+  if (!o.gpus.empty()) {
+    run_plan_sweep(o, job);
+    return;
+  }
+  if (!o.report.empty()) check_report_dir(o.report);
+  planner::SearchOptions search = search_options(o);
   const bool bar = !o.json && isatty(STDERR_FILENO);
   if (bar) {
     search.progress = [](int64_t done, int64_t total) {
@@ -217,6 +250,15 @@ void register_plan(CLI::App& app) {
       "Measured hardware profile (parplan profile) replacing the node preset's figures");
   cmd->add_option("--report", o->report,
                   "Also write report.{html,md,csv,json} of the top plans into this folder");
+  auto* gpus = cmd->add_option(
+      "--gpus", o->gpus,
+      "Sweep cluster sizes in GPUs (whole nodes): A:B doubles from A to B, A:B:STEP, or N,M,...");
+  cmd->add_option("--deadline-days", o->deadline_days,
+                  "With --gpus: the cheapest size (fewest GPU-hours) training total_tokens "
+                  "within this many days")
+      ->check(CLI::Range(1e-6, 1e6))
+      ->needs(gpus);
+  gpus->excludes(cmd->get_option("--pareto"));
   cmd->callback([o] { run_plan(*o); });
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/atomic_file.h"
 #include "core/chrome_trace.h"
+#include "core/units.h"
 #include "cost_models/layer_cost.h"
 #include "cost_models/step_model.h"
 #include "cost_models/step_trace.h"
@@ -33,18 +34,20 @@ void print_layer_explanation(const Job& job, bool moe) {
               ctx.tokens);
   TextTable table({"op", "kind", "GFLOP", "MB", "fwd ms", "bwd ms", "fwd TFLOP/s"});
   for (const auto& op : ops) {
-    table.add_row({op.name, op.kind, op.flops > 0 ? fixed(op.flops / 1e9, 2) : "-",
-                   op.bytes > 0 ? fixed(op.bytes / 1e6, 1) : "-", fixed(op.forward_s * 1e3, 3),
-                   fixed(op.backward_s * 1e3, 3),
-                   op.flops > 0 ? fixed(op.flops / op.forward_s / 1e12, 0) : "-"});
+    table.add_row({op.name, op.kind, op.flops > 0 ? fixed(op.flops / kGiga, 2) : "-",
+                   op.bytes > 0 ? fixed(op.bytes / kMega, 1) : "-",
+                   fixed(op.forward_s * kMsPerS, 3), fixed(op.backward_s * kMsPerS, 3),
+                   op.flops > 0 ? fixed(op.flops / op.forward_s / kTera, 0) : "-"});
   }
   std::fputs(table.render({2, 3, 4, 5, 6}).c_str(), stdout);
   std::printf(
       "forward: compute %.3f ms, tp %.3f, cp %.3f, ep %.3f; backward: compute %.3f ms, "
       "tp %.3f, cp %.3f, ep %.3f; recompute %.3f ms\n",
-      layer.forward.compute * 1e3, layer.forward.tp_comm * 1e3, layer.forward.cp_comm * 1e3,
-      layer.forward.ep_comm * 1e3, layer.backward.compute * 1e3, layer.backward.tp_comm * 1e3,
-      layer.backward.cp_comm * 1e3, layer.backward.ep_comm * 1e3, layer.recompute.total() * 1e3);
+      layer.forward.compute * kMsPerS, layer.forward.tp_comm * kMsPerS,
+      layer.forward.cp_comm * kMsPerS, layer.forward.ep_comm * kMsPerS,
+      layer.backward.compute * kMsPerS, layer.backward.tp_comm * kMsPerS,
+      layer.backward.cp_comm * kMsPerS, layer.backward.ep_comm * kMsPerS,
+      layer.recompute.total() * kMsPerS);
 }
 
 void run_simulate(const SimulateOptions& options) {

@@ -10,6 +10,17 @@
 
 namespace parplan::tools {
 
+namespace {
+
+// Seconds to hours as the run's scale needs them: "2.8 s", "4.2 min", "3.09 h".
+std::string run_duration(double seconds) {
+  if (seconds >= 3600) return fixed(seconds / 3600, 2) + " h";
+  if (seconds >= 60) return fixed(seconds / 60, 1) + " min";
+  return human_seconds(seconds);
+}
+
+}  // namespace
+
 Json breakdown_to_json(const cost::StepBreakdown& breakdown) {
   Json out = Json::object();
   for (const auto& [name, seconds] : breakdown.named()) out[name] = seconds;
@@ -58,6 +69,70 @@ Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
   if (!job.plan.framework_default_keys.empty()) {
     out["framework_default_keys"] = job.plan.framework_default_keys;
   }
+  // Only for jobs with training.total_tokens: other jobs print what they always did.
+  if (const auto run = cost::estimate_time_to_train(job, e))
+    out.update(time_to_train_to_json(*run));
+  return out;
+}
+
+std::string plan_cell(const ParallelPlan& p) {
+  char text[200];
+  std::snprintf(text, sizeof text, "tp%lld pp%lld dp%lld%s%s%s mbs%lld%s %s z%d%s",
+                static_cast<long long>(p.tp), static_cast<long long>(p.pp),
+                static_cast<long long>(p.dp),
+                p.cp > 1 ? (" cp" + std::to_string(p.cp)).c_str() : "",
+                p.ep > 1 ? (" ep" + std::to_string(p.ep)).c_str() : "",
+                p.vpp > 1 ? (" vpp" + std::to_string(p.vpp)).c_str() : "",
+                static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? " sp" : "",
+                p.recompute == Recompute::None ? "norc" : to_string(p.recompute), p.zero_stage,
+                p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
+  return text;
+}
+
+Json time_to_train_to_json(const cost::TimeToTrain& t) {
+  auto when = [&](std::optional<double> value) { return value ? Json(*value) : Json(nullptr); };
+  auto if_progresses = [&](double value) { return t.progresses ? Json(value) : Json(nullptr); };
+  return {{"total_tokens", t.total_tokens},
+          {"time_to_train_days", if_progresses(t.time_to_train_days)},
+          {"gpu_hours", if_progresses(t.gpu_hours)},
+          {"energy_mwh", t.progresses ? when(t.energy_mwh) : Json(nullptr)},
+          {"cost_usd", t.progresses ? when(t.cost_usd) : Json(nullptr)},
+          {"cluster_power_w", when(t.cluster_power_w)},
+          {"goodput", t.goodput},
+          {"cluster_mtbf_s", t.cluster_mtbf_s},
+          {"checkpoint_bytes", t.checkpoint_bytes},
+          {"checkpoint_write_s", t.checkpoint_write_s},
+          {"checkpoint_interval_s", t.checkpoint_interval_s}};
+}
+
+std::string time_to_train_to_text(const cost::TimeToTrain& t) {
+  char line[512];
+  std::string out;
+  if (t.progresses) {
+    std::snprintf(line, sizeof line,
+                  "time to train  %.3g tokens in %.1f days at goodput %.1f%%: %.3g GPU-hours",
+                  t.total_tokens, t.time_to_train_days, 100 * t.goodput, t.gpu_hours);
+    out += line;
+    if (t.energy_mwh) {
+      std::snprintf(line, sizeof line, ", %.0f MWh", *t.energy_mwh);
+      out += line;
+    }
+    if (t.cost_usd) {
+      std::snprintf(line, sizeof line, ", $%.3g", *t.cost_usd);
+      out += line;
+    }
+    out += "\n";
+  } else {
+    out +=
+        "time to train  never: failures come faster than the run can checkpoint and restart "
+        "(goodput 0)\n";
+  }
+  std::snprintf(line, sizeof line,
+                "failures       cluster MTBF %s; checkpoint %.3g GB written in %s, every %s\n",
+                run_duration(t.cluster_mtbf_s).c_str(), t.checkpoint_bytes / kGB,
+                run_duration(t.checkpoint_write_s).c_str(),
+                run_duration(t.checkpoint_interval_s).c_str());
+  out += line;
   return out;
 }
 
@@ -136,6 +211,9 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   if (e.hidden_dp_comm > 0) {
     out += "data-parallel communication hidden under backward compute: " +
            human_seconds(e.hidden_dp_comm) + "\n";
+  }
+  if (const auto run = cost::estimate_time_to_train(job, e)) {
+    out += "\n" + time_to_train_to_text(*run);
   }
   return out;
 }

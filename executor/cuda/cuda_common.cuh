@@ -1,43 +1,11 @@
-// Error checks and launch helpers shared by the executor's CUDA sources (as every
-// parplan error: the failed call, file:line and the CUDA/cuBLAS message, thrown as
-// parplan::Error).
+// Launch helpers shared by the executor's CUDA sources; the error checks
+// (PARPLAN_CUDA_CHECK, PARPLAN_CUBLAS_CHECK) are the profiler's too: core/cuda/cuda_check.h.
 #pragma once
-
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
 
-#include "core/check.h"
-
-namespace parplan::executor::cuda {
-
-[[noreturn]] inline void throw_cuda(const char* call, const char* file, int line,
-                                    const std::string& what) {
-  throw Error(std::string("CUDA call ") + call + " failed at " + file + ":" + std::to_string(line) +
-              ": " + what);
-}
-
-}  // namespace parplan::executor::cuda
-
-#define PARPLAN_CUDA_CHECK(call)                                                  \
-  do {                                                                            \
-    const cudaError_t parplan_status_ = (call);                                   \
-    if (parplan_status_ != cudaSuccess) {                                         \
-      ::parplan::executor::cuda::throw_cuda(#call, __FILE__, __LINE__,            \
-                                            cudaGetErrorString(parplan_status_)); \
-    }                                                                             \
-  } while (0)
-
-#define PARPLAN_CUBLAS_CHECK(call)                                                   \
-  do {                                                                               \
-    const cublasStatus_t parplan_status_ = (call);                                   \
-    if (parplan_status_ != CUBLAS_STATUS_SUCCESS) {                                  \
-      ::parplan::executor::cuda::throw_cuda(#call, __FILE__, __LINE__,               \
-                                            cublasGetStatusString(parplan_status_)); \
-    }                                                                                \
-  } while (0)
+#include "core/cuda/cuda_check.h"
 
 // After a kernel launch: configuration errors surface here, execution errors at the next sync.
 #define PARPLAN_CUDA_LAUNCHED() PARPLAN_CUDA_CHECK(cudaGetLastError())

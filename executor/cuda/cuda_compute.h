@@ -2,7 +2,7 @@
 // GEMMs from cuBLAS, every other op our own kernel (executor/cuda/*.cu). All work is on the
 // legacy default stream, which the NCCL communicator shares, so ops and collectives are
 // ordered without extra events. Plain C++ header: no CUDA types leak out.
-// Tested in tests/executor/cuda_ops_test.cpp (label gpu) against the CPU reference.
+// Tested in tests/gpu/executor_cuda_ops_gpu_test.cpp (label gpu) against the CPU reference.
 #pragma once
 
 #include <memory>

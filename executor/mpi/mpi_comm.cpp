@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/leak_check_pause.h"
+#include "core/mpi/mpi_check.h"
 
 namespace parplan::executor {
 
@@ -127,11 +128,8 @@ class MpiComm final : public Comm {
  private:
   void check(int code, const char* call) const {
     if (code == MPI_SUCCESS) return;
-    char text[MPI_MAX_ERROR_STRING] = {0};
-    int length = 0;
-    MPI_Error_string(code, text, &length);
     throw Error("rank " + std::to_string(world_rank_) + ": " + call +
-                " failed: " + std::string(text, length));
+                " failed: " + mpi_error_string(code));
   }
   int to_int(int64_t count) const {
     if (count > INT_MAX) {

@@ -3,7 +3,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include "profiler/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 #include "profiler/cuda/device_kernels.h"
 #include "profiler/gemm_shapes.h"
 
@@ -70,14 +70,14 @@ struct CublasLtGemm::Impl {
 
   void make_layout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows,
                    int64_t cols) {
-    PARPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(rows),
-                                                    static_cast<uint64_t>(cols), rows));
+    PARPLAN_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(rows),
+                                                      static_cast<uint64_t>(cols), rows));
     if (shape.batch > 1) {
       const int32_t batch = static_cast<int32_t>(shape.batch);
       const int64_t stride = rows * cols;
-      PARPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+      PARPLAN_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(
           *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch));
-      PARPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+      PARPLAN_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(
           *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
     }
   }
@@ -111,22 +111,22 @@ CublasLtGemm::CublasLtGemm(const GemmShape& shape, const std::string& precision,
   fill_random(g.a, g.types.ab_device, g.a_count(), seed, g.stream);
   fill_random(g.b, g.types.ab_device, g.b_count(), seed + 1, g.stream);
 
-  PARPLAN_CUBLAS_CHECK(cublasLtCreate(&g.handle));
-  PARPLAN_CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  PARPLAN_CUBLASLT_CHECK(cublasLtCreate(&g.handle));
+  PARPLAN_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T;
   const cublasOperation_t keep = CUBLAS_OP_N;
-  PARPLAN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
-                                                      sizeof transpose));
-  PARPLAN_CUBLAS_CHECK(
+  PARPLAN_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                        &transpose, sizeof transpose));
+  PARPLAN_CUBLASLT_CHECK(
       cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep));
   g.make_layout(&g.a_layout, g.types.ab, shape.k, shape.m);  // A^T stored K x M
   g.make_layout(&g.b_layout, g.types.ab, shape.k, shape.n);
   g.make_layout(&g.c_layout, g.types.cd, shape.m, shape.n);
 
   cublasLtMatmulPreference_t preference = nullptr;
-  PARPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  PARPLAN_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&preference));
   const std::size_t workspace = kWorkspaceBytes;
-  PARPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+  PARPLAN_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
@@ -144,9 +144,9 @@ CublasLtGemm::~CublasLtGemm() = default;
 
 void CublasLtGemm::run() {
   Impl& g = *impl_;
-  PARPLAN_CUBLAS_CHECK(cublasLtMatmul(g.handle, g.op, &g.alpha, g.a, g.a_layout, g.b, g.b_layout,
-                                      &g.beta, g.d, g.c_layout, g.d, g.c_layout, &g.algo,
-                                      g.workspace, kWorkspaceBytes, g.stream));
+  PARPLAN_CUBLASLT_CHECK(cublasLtMatmul(g.handle, g.op, &g.alpha, g.a, g.a_layout, g.b, g.b_layout,
+                                        &g.beta, g.d, g.c_layout, g.d, g.c_layout, &g.algo,
+                                        g.workspace, kWorkspaceBytes, g.stream));
 }
 
 double CublasLtGemm::operand_bytes() const {

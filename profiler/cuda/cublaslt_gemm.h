@@ -3,7 +3,7 @@
 // fp32 accumulation. Operands are stored column-major as cuBLASLt's "TN" layout (A as K x M
 // transposed, B as K x N), the one fp8 requires, so every precision runs the same layout.
 // The algorithm is cuBLASLt's first heuristic choice with a 32 MiB workspace. No CUDA types
-// in this header (pimpl; the stream is void*). Tested by profiler/cuda/tests/gemm_gpu_test.cpp
+// in this header (pimpl; the stream is void*). Tested by tests/gpu/profiler_gemm_gpu_test.cpp
 // against a CPU reference.
 #pragma once
 

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "core/cuda/cuda_check.h"
 #include "core/units.h"
 #include "profiler/cpu_timing.h"
 #include "profiler/cuda/cublaslt_gemm.h"
-#include "profiler/cuda/cuda_check.h"
 #include "profiler/cuda/device_kernels.h"
 #include "profiler/gemm_shapes.h"
 #include "profiler/host_info.h"
@@ -119,19 +119,19 @@ class CudaBackend final : public Backend {
     d.sm_count = prop.multiProcessorCount;
     d.l2_cache_mib = static_cast<double>(prop.l2CacheSize) / kMiB;
     d.l2_cache_source = "cudaDeviceProp::l2CacheSize";
-    const double clock_hz = device_attribute(cudaDevAttrClockRate, device_) * 1e3;
+    const double clock_hz = device_attribute(cudaDevAttrClockRate, device_) * kKilo;
     for (const char* p : {"fp32", "fp16", "bf16", "fp8"}) {
       const double per_sm = dense_flops_per_clock_per_sm(cc_, p);
-      if (per_sm > 0) d.peak_tflops[p] = per_sm * d.sm_count * clock_hz / 1e12;
+      if (per_sm > 0) d.peak_tflops[p] = per_sm * d.sm_count * clock_hz / kTera;
     }
     d.peak_source = "computed: " + std::to_string(d.sm_count) + " SMs x " +
-                    std::to_string(static_cast<int>(clock_hz / 1e6)) +
+                    std::to_string(static_cast<int>(clock_hz / kMega)) +
                     " MHz (cudaDevAttrClockRate) x dense tensor FLOP per clock per SM of sm_" +
                     std::to_string(cc_) +
                     " (NVIDIA architecture whitepapers); datasheets may quote a lower clock";
-    const double memory_clock_hz = device_attribute(cudaDevAttrMemoryClockRate, device_) * 1e3;
+    const double memory_clock_hz = device_attribute(cudaDevAttrMemoryClockRate, device_) * kKilo;
     const double bus_bits = device_attribute(cudaDevAttrGlobalMemoryBusWidth, device_);
-    d.peak_memory_gbps = 2.0 * memory_clock_hz * bus_bits / 8.0 / 1e9;
+    d.peak_memory_gbps = 2.0 * memory_clock_hz * bus_bits / 8.0 / kGB;
     d.peak_memory_source = "computed: 2 x memory clock (cudaDevAttrMemoryClockRate) x bus width (" +
                            std::to_string(static_cast<int>(bus_bits)) + " bits)";
     d.software = software_;

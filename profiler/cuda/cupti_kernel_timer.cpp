@@ -10,19 +10,9 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "profiler/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/cupti_check.h"
 #include "profiler/cuda/kernel_timer.h"
-
-#define PARPLAN_CUPTI_CHECK(call)                                                               \
-  do {                                                                                          \
-    const CUptiResult parplan_rc_ = (call);                                                     \
-    if (parplan_rc_ != CUPTI_SUCCESS) {                                                         \
-      const char* parplan_text_ = nullptr;                                                      \
-      cuptiGetResultString(parplan_rc_, &parplan_text_);                                        \
-      ::parplan::profiler::cuda::throw_call_error("CUPTI", parplan_text_ ? parplan_text_ : "?", \
-                                                  #call, __FILE__, __LINE__);                   \
-    }                                                                                           \
-  } while (0)
 
 namespace parplan::profiler::cuda {
 

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "profiler/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 #include "profiler/cuda/device_kernels.h"
 
 namespace parplan::profiler::cuda {

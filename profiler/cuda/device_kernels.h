@@ -2,7 +2,7 @@
 // (streams as void*): deterministic fills and conversions for GEMM operands, the HBM copy
 // kernel, memory-bound kernels of a transformer layer (layer norm, softmax, GELU on bf16 with
 // fp32 math) and the collective data patterns. Defined in device_kernels.cu. Tested by the
-// gpu-labelled tests in profiler/cuda/tests against CPU references.
+// gpu-labelled tests in tests/gpu against CPU references.
 #pragma once
 
 #include <cstdint>

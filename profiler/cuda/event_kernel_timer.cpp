@@ -2,7 +2,8 @@
 // around the work (includes gaps between kernels and launch latency inside the window).
 #include <cuda_runtime.h>
 
-#include "profiler/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
+#include "core/units.h"
 #include "profiler/cuda/kernel_timer.h"
 
 namespace parplan::profiler::cuda {
@@ -26,7 +27,7 @@ class EventKernelTimer final : public KernelTimer {
     PARPLAN_CUDA_CHECK(cudaEventSynchronize(end_));
     float ms = 0;
     PARPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_, end_));
-    return static_cast<double>(ms) * 1e-3;
+    return static_cast<double>(ms) * kMs;
   }
   const std::vector<KernelRecord>& kernels() const override { return none_; }
 

@@ -2,7 +2,7 @@
 // implementations behind this narrow interface: CUPTI's Activity API (concurrent-kernel
 // records, so cuBLAS's internal kernels and NCCL's kernels are all counted; the default) and
 // CUDA events (builds without CUPTI). No CUDA types here: the stream is passed as void*.
-// Tested by the gpu-labelled tests in profiler/cuda/tests.
+// Tested by the gpu-labelled tests in tests/gpu.
 #pragma once
 
 #include <cstdint>

@@ -6,20 +6,13 @@
 #include <algorithm>
 #include <set>
 
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/nccl_check.h"
+#include "core/units.h"
 #include "profiler/collective_groups.h"
 #include "profiler/cpu_timing.h"
-#include "profiler/cuda/cuda_check.h"
 #include "profiler/cuda/device_kernels.h"
 #include "profiler/sample_stats.h"
-
-#define PARPLAN_NCCL_CHECK(call)                                                                  \
-  do {                                                                                            \
-    const ncclResult_t parplan_rc_ = (call);                                                      \
-    if (parplan_rc_ != ncclSuccess) {                                                             \
-      ::parplan::profiler::cuda::throw_call_error("NCCL", ncclGetErrorString(parplan_rc_), #call, \
-                                                  __FILE__, __LINE__);                            \
-    }                                                                                             \
-  } while (0)
 
 namespace parplan::profiler::cuda {
 
@@ -77,7 +70,7 @@ class NcclCollectiveBenchmark final : public CollectiveBenchmark {
     std::size_t free_bytes = 0, total_bytes = 0;
     PARPLAN_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     ProfileOptions sized = options;
-    if (sized.max_collective_bytes <= 0) sized.max_collective_bytes = 1024.0 * 1024 * 1024;
+    if (sized.max_collective_bytes <= 0) sized.max_collective_bytes = kGiB;
     // Two buffers per rank on its own GPU (ranks_on_host 1: the memory is the device's).
     const std::vector<double> sizes =
         collective_sizes(sized, 1, static_cast<double>(free_bytes), 2.0, warnings);

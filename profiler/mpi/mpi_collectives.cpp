@@ -4,10 +4,10 @@
 #include <cmath>
 #include <set>
 
+#include "core/mpi/mpi_check.h"
 #include "profiler/collective_groups.h"
 #include "profiler/cpu_timing.h"
 #include "profiler/host_info.h"
-#include "profiler/mpi/mpi_check.h"
 #include "profiler/mpi/mpi_process_group.h"
 
 namespace parplan::profiler {

@@ -4,19 +4,9 @@
 #include <map>
 
 #include "core/leak_check_pause.h"
-#include "profiler/mpi/mpi_check.h"
+#include "core/mpi/mpi_check.h"
 
 namespace parplan::profiler {
-
-namespace detail {
-void throw_mpi_error(int code, const char* call, const char* file, int line) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw Error(std::string("MPI call failed: ") + call + " at " + file + ":" + std::to_string(line) +
-              ": " + std::string(text, static_cast<std::size_t>(length)));
-}
-}  // namespace detail
 
 MpiProcessGroup::MpiProcessGroup() {
   int initialized = 0;

@@ -59,7 +59,7 @@ TEST(StepModel, InvariantsOverAGridOfPlans) {
 // Megatron-LM's distributed optimizer (before Megatron-Core) reduce-scatters the gradients
 // and all-gathers the updated parameters through one grad buffer, so both move in the grad
 // dtype: fp32 for bf16 training, fp16 for fp16. Neither overlaps the step there, so bf16's
-// data-parallel time is twice fp16's (it was 1.5x while the gather moved 16-bit values).
+// data-parallel time is twice fp16's.
 TEST(StepModel, MegatronLmGathersParametersInTheGradBufferDtype) {
   const std::string plan = R"({"tp": 1, "pp": 1, "dp": 16, "zero_stage": 1})";
   const Job bf16 = make_job("llama2-7b", "dgx-a100-80gb", 2, 16, 2048, plan, "megatron-lm", "bf16");

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "executor/memory.h"
+#include "executor/memory_tracker.h"
 #include "executor/phase_timer.h"
 #include "executor/watchdog.h"
 

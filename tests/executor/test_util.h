@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "executor/synthetic.h"
+#include "executor/deterministic_random.h"
 
 namespace parplan::executor::testing {
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/units.h"
+#include "cost_models/time_to_train.h"
 #include "tools/report/charts.h"
 #include "tools/report/report_writers.h"
 #include "tools/report/svg.h"
@@ -163,6 +164,41 @@ std::string breakdown_table(const ReportData& data) {
   return out + "</table>\n";
 }
 
+// With training.total_tokens: the whole run of each plan (cost_models/time_to_train.h).
+std::string time_to_train_section(const ReportData& data) {
+  if (!data.base_job.training.run.total_tokens) return "";
+  const bool priced = data.base_job.training.run.gpu_hour_usd.has_value();
+  std::vector<std::string> head = {"#",    "plan",      "tokens/s",  "goodput",
+                                   "days", "GPU-hours", "energy MWh"};
+  if (priced) head.push_back("cost $");
+  std::string out = "<table>\n" + header_row(head, 2);
+  for (std::size_t i : data.by_rank) {
+    const ReportPlan& r = data.plans[i];
+    const auto run = cost::estimate_time_to_train(r.job, r.estimate);
+    if (!run) continue;
+    const bool done = run->progresses;
+    out += open_row(r) + cell(std::to_string(r.rank), true) + cell(plan_summary(r.job.plan), true) +
+           cell(fixed(run->tokens_per_s, 0)) + cell(percent(run->goodput)) +
+           cell(done ? fixed(run->time_to_train_days, 1) : "never") +
+           cell(done ? fixed(run->gpu_hours, 0) : "-") +
+           cell(done && run->energy_mwh ? fixed(*run->energy_mwh, 0) : "-");
+    if (priced) out += cell(done && run->cost_usd ? fixed(*run->cost_usd, 0) : "-");
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  const auto& first = data.winner();
+  if (const auto run = cost::estimate_time_to_train(first.job, first.estimate)) {
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "%.3g tokens. Failures: cluster MTBF %.2f h; a %.0f GB checkpoint written in "
+                  "%.1f s every %.1f min (Young's interval); goodput = 1 - C/T - (T/2 + R)/M.",
+                  run->total_tokens, run->cluster_mtbf_s / 3600, run->checkpoint_bytes / kGB,
+                  run->checkpoint_write_s, run->checkpoint_interval_s / 60);
+    out += "<p class=\"sub\">" + svg::escape(line) + "</p>\n";
+  }
+  return "<section>\n<h2>Time to train and cost</h2>\n" + out + "</section>\n";
+}
+
 }  // namespace
 
 std::string report_to_html(const ReportData& data) {
@@ -183,6 +219,7 @@ std::string report_to_html(const ReportData& data) {
     out += "</ul>\n</section>\n";
   }
   out += "<section>\n<h2>Compared plans, best first</h2>\n" + summary_table(data) + "</section>\n";
+  out += time_to_train_section(data);
   out += breakdown_chart(data);
   out += memory_chart(data);
   out += throughput_chart(data);

@@ -1,10 +1,10 @@
-#include "executor/param_layout.h"
+#include "executor/parameter_buffer_layout.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
-#include "executor/synthetic.h"
+#include "executor/deterministic_random.h"
 
 namespace parplan::executor {
 
@@ -19,7 +19,7 @@ constexpr int64_t kOutputId = 5;
 
 class Builder {
  public:
-  explicit Builder(ParamLayout& layout) : layout_(layout) {}
+  explicit Builder(ParameterBufferLayout& layout) : layout_(layout) {}
 
   // A block of `rows` x `cols` at (row_offset, col_offset) of a full tensor `global_cols` wide.
   int64_t add(std::string name, int64_t id, int64_t rows, int64_t cols, int64_t global_cols,
@@ -50,7 +50,7 @@ class Builder {
   int64_t next() const { return next_; }
 
  private:
-  ParamLayout& layout_;
+  ParameterBufferLayout& layout_;
   int64_t next_ = 0;
 };
 
@@ -84,9 +84,10 @@ ModelDims make_model_dims(const ModelSpec& model, int64_t seq_length, int64_t tp
   return d;
 }
 
-ParamLayout make_param_layout(const ModelSpec& model, const ParallelPlan& plan, int64_t seq_length,
-                              int64_t tp_rank, int64_t pp_rank) {
-  ParamLayout layout;
+ParameterBufferLayout make_parameter_buffer_layout(const ModelSpec& model, const ParallelPlan& plan,
+                                                   int64_t seq_length, int64_t tp_rank,
+                                                   int64_t pp_rank) {
+  ParameterBufferLayout layout;
   const ModelDims d = make_model_dims(model, seq_length, plan.tp);
   layout.dims = d;
   const int64_t C = d.hidden;
@@ -194,7 +195,7 @@ ParamLayout make_param_layout(const ModelSpec& model, const ParallelPlan& plan, 
 }
 
 template <typename T>
-void init_parameters(const ParamLayout& layout, uint64_t seed, T* host_buffer) {
+void init_parameters(const ParameterBufferLayout& layout, uint64_t seed, T* host_buffer) {
   std::fill(host_buffer, host_buffer + layout.num_elements, T(0));
   for (const ParamTensor& t : layout.tensors) {
     T* out = host_buffer + t.offset;
@@ -215,7 +216,7 @@ void init_parameters(const ParamLayout& layout, uint64_t seed, T* host_buffer) {
   }
 }
 
-template void init_parameters<float>(const ParamLayout&, uint64_t, float*);
-template void init_parameters<double>(const ParamLayout&, uint64_t, double*);
+template void init_parameters<float>(const ParameterBufferLayout&, uint64_t, float*);
+template void init_parameters<double>(const ParameterBufferLayout&, uint64_t, double*);
 
 }  // namespace parplan::executor

@@ -2,7 +2,7 @@
 // reference kernels, Eigen GEMMs at a few transformer shapes, and the STREAM copy. They give
 // a second, independent timing of the same code (benchmark's own iteration control) to
 // cross-check the profiler's stopping rule. Not part of ctest:
-//   ./build/profiler/bench/profiler_cpu_bench --benchmark_filter=gemm
+//   ./build/tests/bench/profiler_cpu_bench --benchmark_filter=gemm
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Dense>

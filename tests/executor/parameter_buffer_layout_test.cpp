@@ -1,6 +1,6 @@
-// ParamLayout: shards tile the model, tensors tile the buffer, and initial values depend
+// ParameterBufferLayout: shards tile the model, tensors tile the buffer, and initial values depend
 // only on (seed, tensor, global index), whatever the partition.
-#include "executor/param_layout.h"
+#include "executor/parameter_buffer_layout.h"
 
 #include <gtest/gtest.h>
 
@@ -13,11 +13,12 @@ namespace {
 
 using testing::tiny_job;
 
-TEST(ParamLayout, TensorsTileTheBufferAndTheReplicatedRange) {
+TEST(ParameterBufferLayout, TensorsTileTheBufferAndTheReplicatedRange) {
   const Job job = tiny_job({{"tp", 2}, {"pp", 2}, {"vpp", 2}, {"dp", 3}}, "gpt", 4, 12);
   for (int64_t tp_rank = 0; tp_rank < 2; ++tp_rank) {
     for (int64_t pp_rank = 0; pp_rank < 2; ++pp_rank) {
-      const ParamLayout l = make_param_layout(job.model, job.plan, 16, tp_rank, pp_rank);
+      const ParameterBufferLayout l =
+          make_parameter_buffer_layout(job.model, job.plan, 16, tp_rank, pp_rank);
       int64_t next = 0;
       for (const ParamTensor& t : l.tensors) {
         EXPECT_EQ(t.offset, next) << t.name;
@@ -46,8 +47,8 @@ int64_t counted_params(const Job& job) {
   int64_t total = 0;
   for (int64_t tp_rank = 0; tp_rank < job.plan.tp; ++tp_rank) {
     for (int64_t pp_rank = 0; pp_rank < job.plan.pp; ++pp_rank) {
-      const ParamLayout l =
-          make_param_layout(job.model, job.plan, job.training.seq_length, tp_rank, pp_rank);
+      const ParameterBufferLayout l = make_parameter_buffer_layout(
+          job.model, job.plan, job.training.seq_length, tp_rank, pp_rank);
       for (const ParamTensor& t : l.tensors) {
         if (t.tp_replicated && tp_rank != 0) continue;
         if (t.kv_replicated && tp_rank % l.dims.kv_replicas() != 0) continue;
@@ -59,7 +60,7 @@ int64_t counted_params(const Job& job) {
   return total;
 }
 
-TEST(ParamLayout, ShardsAddUpToTheModelParameterCount) {
+TEST(ParameterBufferLayout, ShardsAddUpToTheModelParameterCount) {
   for (const std::string flavour : {"gpt", "llama"}) {
     const Job one = tiny_job({}, flavour);
     // llama has vocabulary 63: tp=2 pads it to 64 rows, one extra row of C.
@@ -77,7 +78,7 @@ TEST(ParamLayout, ShardsAddUpToTheModelParameterCount) {
 void expect_partition_independent_init(const Json& plan) {
   const Job one = tiny_job({}, "llama");
   const Job split = tiny_job(plan, "llama");
-  const ParamLayout full = make_param_layout(one.model, one.plan, 16, 0, 0);
+  const ParameterBufferLayout full = make_parameter_buffer_layout(one.model, one.plan, 16, 0, 0);
   std::vector<double> full_values(full.num_elements);
   init_parameters(full, 5, full_values.data());
   std::map<std::string, const ParamTensor*> by_name;
@@ -85,7 +86,8 @@ void expect_partition_independent_init(const Json& plan) {
   int64_t compared = 0;
   for (int64_t tp_rank = 0; tp_rank < split.plan.tp; ++tp_rank) {
     for (int64_t pp_rank = 0; pp_rank < split.plan.pp; ++pp_rank) {
-      const ParamLayout l = make_param_layout(split.model, split.plan, 16, tp_rank, pp_rank);
+      const ParameterBufferLayout l =
+          make_parameter_buffer_layout(split.model, split.plan, 16, tp_rank, pp_rank);
       std::vector<double> values(l.num_elements);
       init_parameters(l, 5, values.data());
       for (const ParamTensor& t : l.tensors) {
@@ -106,14 +108,14 @@ void expect_partition_independent_init(const Json& plan) {
   EXPECT_GT(compared, one.model.total_params(16));  // every element, replicated ones twice
 }
 
-TEST(ParamLayout, InitialValuesDoNotDependOnThePartition) {
+TEST(ParameterBufferLayout, InitialValuesDoNotDependOnThePartition) {
   expect_partition_independent_init({{"tp", 2}, {"pp", 2}});
   expect_partition_independent_init({{"tp", 4}});  // replicated key/value heads
 }
 
-TEST(ParamLayout, InitialisationScalesAndConstants) {
+TEST(ParameterBufferLayout, InitialisationScalesAndConstants) {
   const Job job = tiny_job({});
-  const ParamLayout l = make_param_layout(job.model, job.plan, 16, 0, 0);
+  const ParameterBufferLayout l = make_parameter_buffer_layout(job.model, job.plan, 16, 0, 0);
   std::vector<double> values(l.num_elements);
   init_parameters(l, 1, values.data());
   for (const ParamTensor& t : l.tensors) {

@@ -1,4 +1,4 @@
-#include "executor/memory.h"
+#include "executor/memory_tracker.h"
 
 #include "core/check.h"
 

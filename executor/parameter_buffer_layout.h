@@ -1,11 +1,12 @@
-// ParamLayout: where each parameter tensor of one rank lives in that rank's single
+// ParameterBufferLayout: where each parameter tensor of one rank lives in that rank's single
 // contiguous parameter buffer (and, at the same offsets, in its gradient buffer), as llm.c
 // carves its parameters out of one allocation. A rank holds the model chunks of its pipeline
 // stage and, inside them, its tensor-parallel shard of each weight (Megatron: q/k/v, fc1 and
 // the embeddings split by rows, proj and fc2 by columns; norms and the position embedding
 // replicated). Each local tensor records where its block sits in the full tensor, so
 // initialisation depends only on (seed, tensor id, global index). ZeRO-1 shards are
-// (offset, size) ranges of the padded buffer. Tested in tests/executor/param_layout_test.cpp.
+// (offset, size) ranges of the padded buffer. Tested in
+// tests/executor/parameter_buffer_layout_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -91,7 +92,7 @@ struct ChunkLayout {
   int64_t output = -1;  // vocab_local x C; == wte when tied on one chunk
 };
 
-struct ParamLayout {
+struct ParameterBufferLayout {
   ModelDims dims;
   std::vector<ParamTensor> tensors;
   std::vector<ChunkLayout> chunks;  // this rank's, index = chunk 0..vpp-1
@@ -108,13 +109,14 @@ struct ParamLayout {
   int64_t tied_size = 0;
 };
 
-ParamLayout make_param_layout(const ModelSpec& model, const ParallelPlan& plan, int64_t seq_length,
-                              int64_t tp_rank, int64_t pp_rank);
+ParameterBufferLayout make_parameter_buffer_layout(const ModelSpec& model, const ParallelPlan& plan,
+                                                   int64_t seq_length, int64_t tp_rank,
+                                                   int64_t pp_rank);
 
 // Fills a host copy of the parameter buffer (num_elements values): each element from
 // hash_normal(seed, tensor id, its index in the full tensor) * std, norms 1 and 0, padding 0.
 template <typename T>
-void init_parameters(const ParamLayout& layout, uint64_t seed, T* host_buffer);
+void init_parameters(const ParameterBufferLayout& layout, uint64_t seed, T* host_buffer);
 
 // Global tensor ids.
 int64_t word_embedding_id();

@@ -4,7 +4,7 @@
 //     rank computes exactly its own shard and every plan starts from identical weights;
 //   - training sequences from (seed, global sample index): a hidden successor table makes
 //     the next token predictable 3 times in 4, so the loss can fall well below log(V).
-// Tested in tests/executor/synthetic_test.cpp.
+// Tested in tests/executor/deterministic_random_test.cpp.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "executor/synthetic.h"
+#include "executor/deterministic_random.h"
 
 #include <gtest/gtest.h>
 
