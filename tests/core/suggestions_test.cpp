@@ -33,6 +33,7 @@ TEST(KeyAliases, OtherProgramsNamesMapToOurKeys) {
   EXPECT_EQ(key_alias_targets("Seq_Len"), std::vector<std::string>{"seq_length"});
   EXPECT_EQ(key_alias_targets("batch_size"),
             (std::vector<std::string>{"global_batch_size", "micro_batch_size"}));
+  EXPECT_EQ(key_alias_targets("train_tokens"), std::vector<std::string>{"total_tokens"});
   EXPECT_TRUE(key_alias_targets("tpp").empty());
 }
 
