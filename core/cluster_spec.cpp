@@ -198,16 +198,21 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
     intra.allow("notes");
     intra.finish();
   }
-  {
-    JsonReader inter = in.object("inter_node");
+  // A server without an inter-node network (a workstation, a single box) may leave
+  // inter_node out: it has no NICs, and a job of more than one such node is refused
+  // (core/job.cpp).
+  if (auto inter = in.optional_object("inter_node")) {
     InterNodeSpec& s = node.inter;
-    s.nics_per_node = figures.require_count(inter, "nics_per_node", 0, 4096);
-    s.nic_gbit_per_s = figures.require(inter, "nic_gbit_per_s", 0, 1e6);
+    s.nics_per_node = figures.require_count(*inter, "nics_per_node", 0, 4096);
+    s.nic_gbit_per_s = figures.require(*inter, "nic_gbit_per_s", 0, 1e6);
     s.nic_busbw_efficiency =
-        figures.get(inter, "nic_busbw_efficiency", s.nic_busbw_efficiency, 0.01, 1.0);
-    s.latency_us = figures.get(inter, "latency_us", s.latency_us, 0, 1e6);
-    inter.allow("notes");
-    inter.finish();
+        figures.get(*inter, "nic_busbw_efficiency", s.nic_busbw_efficiency, 0.01, 1.0);
+    s.latency_us = figures.get(*inter, "latency_us", s.latency_us, 0, 1e6);
+    inter->allow("notes");
+    inter->finish();
+  } else {
+    node.inter.nics_per_node = 0;
+    node.inter.nic_gbit_per_s = 0;
   }
   if (const Json* fits = in.find("collective_fits"); fits != nullptr && !fits->is_null()) {
     if (!fits->is_array()) {

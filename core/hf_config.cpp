@@ -175,6 +175,61 @@ void read_rotary_details(const HfReader& in, const std::string& model_type, Mode
   }
 }
 
+// The architectures the importer reads: transformers' model_type and the class name its
+// `architectures` list gives. Any other is an error rather than a guess (a llama4_text read as
+// a dense Llama would drop its experts).
+struct KnownArchitecture {
+  const char* model_type;
+  const char* architecture;
+};
+constexpr KnownArchitecture kKnownArchitectures[] = {
+    {"llama", "LlamaForCausalLM"},
+    {"mistral", "MistralForCausalLM"},
+    {"mixtral", "MixtralForCausalLM"},
+    {"qwen2", "Qwen2ForCausalLM"},
+    {"qwen2_moe", "Qwen2MoeForCausalLM"},
+    {"qwen3", "Qwen3ForCausalLM"},
+    {"qwen3_moe", "Qwen3MoeForCausalLM"},
+    {"deepseek_v2", "DeepseekV2ForCausalLM"},
+    {"deepseek_v3", "DeepseekV3ForCausalLM"},
+    {"gpt2", "GPT2LMHeadModel"},
+    {"bloom", "BloomForCausalLM"},
+};
+
+std::string known_model_types() {
+  std::string out;
+  for (const auto& known : kKnownArchitectures) {
+    out += std::string(out.empty() ? "" : ", ") + "\"" + known.model_type + "\"";
+  }
+  return out;
+}
+
+// The config's model_type (else the model_type of its first `architectures` class), checked
+// against kKnownArchitectures.
+std::string supported_model_type(const HfReader& in, const std::string& file) {
+  const std::string allowed =
+      "a model_type the importer reads: " + known_model_types() +
+      "; describe other models with parplan's model keys (docs/job_file.md#inline-model-object)";
+  const std::string model_type = in.string_or("model_type", "");
+  if (!model_type.empty()) {
+    for (const auto& known : kKnownArchitectures) {
+      if (model_type == known.model_type) return model_type;
+    }
+    throw InputError(file, "model_type", "\"" + model_type + "\" (not supported)", allowed);
+  }
+  const Json* arch = in.find({"architectures"});
+  if (arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
+    const auto& name = (*arch)[0].get_ref<const std::string&>();
+    for (const auto& known : kKnownArchitectures) {
+      if (name == known.architecture) return known.model_type;
+    }
+    throw InputError(file, "architectures[0]", describe_json_value((*arch)[0]) + " (not supported)",
+                     allowed);
+  }
+  throw InputError(file, "model_type", "nothing (no model_type and no architectures class)",
+                   allowed);
+}
+
 }  // namespace
 
 bool is_hf_config(const Json& object) {
@@ -186,19 +241,18 @@ ModelSpec import_hf_config(const Json& object, const std::string& file) {
     throw InputError(file, "(top level)", describe_json_value(object), "a JSON object");
   }
   HfReader in(object, file);
-  std::string model_type = in.string_or("model_type", "");
-  if (model_type.empty()) {
-    if (const Json* arch = in.find({"architectures"});
-        arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
-      model_type = (*arch)[0].get<std::string>();
-    }
-  }
+  const std::string model_type = supported_model_type(in, file);
 
   ModelSpec m;
   const std::string stem = std::filesystem::path(file).parent_path().filename().string();
   m.name = in.string_or("_name_or_path", stem.empty() ? model_type : stem);
-  const bool gpt2 = model_type == "gpt2" || model_type == "GPT2LMHeadModel";
-  const bool bloom = model_type == "bloom" || model_type == "BloomForCausalLM";
+  const bool gpt2 = model_type == "gpt2";
+  const bool bloom = model_type == "bloom";
+  std::string positions_key;
+  if (const Json* positions = in.find({"max_position_embeddings", "n_positions"}, &positions_key)) {
+    m.max_position_embeddings = json_to_int(*positions, file, positions_key, 1, kMaxModelSeqLength);
+    m.max_position_source = file + " " + positions_key;
+  }
 
   m.num_layers = in.require_int({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxModelLayers);
   // BLOOM's own config.json (bigscience/bloom) still spells the width "n_embed".

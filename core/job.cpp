@@ -1,11 +1,13 @@
 #include "core/job.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/check.h"
 #include "core/frameworks/plan_defaults.h"
 #include "core/hardware_profile.h"
 #include "core/hf_config.h"
+#include "core/node_suggestions.h"
 #include "core/presets.h"
 
 namespace parplan {
@@ -52,6 +54,44 @@ Json load_named_file(const Json& value, const std::string& path, const std::stri
   return load_json_file(path);
 }
 
+// A sequence longer than the model was trained for is allowed (long-context training
+// extends it, with RoPE scaling) but worth a word.
+void warn_beyond_max_positions(Job& job) {
+  const int64_t limit = job.model.max_position_embeddings;
+  if (limit <= 0 || job.training.seq_length <= limit) return;
+  job.warnings.push_back(job.file +
+                         ": training.seq_length: " + std::to_string(job.training.seq_length) +
+                         " is longer than the model's max_position_embeddings (" +
+                         std::to_string(limit) + ", " + job.model.max_position_source +
+                         "); the prediction assumes the model takes it (RoPE scaling or a "
+                         "longer-context variant)");
+}
+
+// "meta-llama/Llama-3.1-8B" is a Hugging Face hub id, not a path: parplan reads no hub. Names
+// the preset of that model when there is one.
+std::string hub_id_hint(const std::string& text, const std::vector<std::string>& presets) {
+  const bool hub_id = std::count(text.begin(), text.end(), '/') == 1 && !text.starts_with('.') &&
+                      !text.ends_with(".json") && !text.ends_with('/');
+  if (!hub_id) return "";
+  const auto preset = suggest_keys(text.substr(text.find('/') + 1), presets);
+  return " (a Hugging Face hub id is not read: download its config.json and give its path" +
+         (preset.empty() ? std::string() : ", or name the preset " + quoted_alternatives(preset)) +
+         ")";
+}
+
+// A folder named as the model: the Hugging Face checkpoint layout keeps config.json in it.
+std::string model_file_in_folder(const Json& value, const std::string& path,
+                                 const std::string& file, const std::string& key_path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return path;
+  const std::string config = (fs::path(path) / "config.json").string();
+  if (fs::is_regular_file(config, ec)) return config;
+  throw InputError(file, key_path,
+                   describe_json_value(value) + " (a folder without a config.json: " + path + ")",
+                   "a preset, a model JSON file, a Hugging Face config.json or a folder holding "
+                   "its config.json");
+}
+
 }  // namespace
 
 ModelSpec resolve_model(const Json& value, const std::string& file, const std::string& key_path,
@@ -68,12 +108,14 @@ ModelSpec resolve_model(const Json& value, const std::string& file, const std::s
   if (!looks_like_path(text)) {
     if (auto preset = find_model_preset(text)) return *preset;
   }
-  const std::string path = resolve_path(text, base_dir);
+  const std::string path =
+      model_file_in_folder(value, resolve_path(text, base_dir), file, key_path);
   const auto names = model_preset_names();
   if (looks_like_path(text) || file_exists(path)) {
-    const Json model =
-        load_named_file(value, path, file, key_path,
-                        "a preset (" + join_names(names) + ") or a path to an existing JSON file");
+    const Json model = load_named_file(value, path, file, key_path,
+                                       "a preset (" + join_names(names) +
+                                           ") or a path to an existing JSON file or folder" +
+                                           hub_id_hint(text, names));
     if (is_hf_config(model)) return import_hf_config(model, path);
     return parse_model_spec(model, path, "");
   }
@@ -104,7 +146,7 @@ NodeSpec resolve_node(const Json& value, const std::string& file, const std::str
     return parse_node_spec(node, path, "");
   }
   throw InputError(file, key_path, describe_json_value(value) + " (no such preset or file)",
-                   "a node preset (" + join_names(names) + ")" + nearest_key_hint(text, names) +
+                   "a node preset (" + join_names(names) + ")" + node_preset_hint(text) +
                        " or a path to a JSON file");
 }
 
@@ -178,7 +220,7 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
       cluster.fail(num_nodes ? "num_nodes" : "num_gpus",
                    std::to_string(num_nodes ? *num_nodes : *num_gpus),
                    "one node's worth: node \"" + node.name +
-                       "\" has no inter-node network (inter_node.nics_per_node or "
+                       "\" has no inter-node network (no inter_node, or its nics_per_node or "
                        "nic_gbit_per_s is 0)");
     }
     job.cluster = make_cluster(node, nodes, gpus);
@@ -190,6 +232,7 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
             "an object with global_batch_size and seq_length");
   }
   job.training = parse_training_spec(*training, file, "training");
+  warn_beyond_max_positions(job);
   // fp8 training needs fp8 tensor cores (Hopper, Ada, Blackwell, MI300): Transformer Engine
   // refuses it elsewhere. Other precisions a GPU lacks run on its 16-bit tensor cores
   // (GpuSpec::computed_as: bf16 on a V100 is costed at its fp16 rate).

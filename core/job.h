@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/cluster_spec.h"
 #include "core/framework.h"
@@ -23,6 +24,10 @@ struct Job {
   TrainingSpec training;
   ParallelPlan plan;
   bool plan_given = false;
+  // Things the job allows but that are probably not meant, one line each without the
+  // "warning: " prefix ("job.json: training.seq_length: 16384 is longer than ..."); the
+  // commands print them on stderr (tools/cli_common.h print_job_warnings).
+  std::vector<std::string> warnings;
 };
 
 enum class PlanCheck { Enforce, Skip, EnforceIfGiven };

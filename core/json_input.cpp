@@ -1,12 +1,14 @@
 #include "core/json_input.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/check.h"
+#include "core/key_aliases.h"
 
 namespace parplan {
 
@@ -60,6 +62,46 @@ std::string number_text(double value) {
   std::ostringstream out;
   out << value;
   return out.str();
+}
+
+// "line 3, column 5" of the 0-based byte `offset` of `text`.
+std::string line_and_column(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+// The parser's error with its place: a comment is named as such (JSON has none), anything
+// else keeps the parser's reason without its exception prefix.
+[[noreturn]] void throw_parse_error(std::string_view text, const std::string& source,
+                                    const Json::parse_error& err) {
+  // err.byte counts the characters read, the offending one included.
+  const std::size_t at = err.byte > 0 ? err.byte - 1 : 0;
+  for (std::size_t i = at > 0 ? at - 1 : 0; i <= at && i + 1 < text.size(); ++i) {
+    if (text[i] == '/' && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      const std::size_t end = text.find('\n', i);
+      const std::string_view comment =
+          text.substr(i, (end == std::string_view::npos ? text.size() : end) - i);
+      throw InputError(source, line_and_column(text, i),
+                       "a comment (" + printable(comment, 40) + ")",
+                       "no comments: JSON does not allow comments (a job file keeps notes in "
+                       "its \"comment\" key)");
+    }
+  }
+  std::string reason = err.what();
+  if (const auto colon = reason.find(": "); reason.starts_with("[json.exception")) {
+    if (colon != std::string::npos) reason = reason.substr(colon + 2);
+  }
+  throw InputError(source, line_and_column(text, at),
+                   "text that is not valid JSON (" + printable(reason, 240) + ")",
+                   "one JSON object (UTF-8)");
 }
 
 }  // namespace
@@ -153,8 +195,7 @@ Json parse_json(std::string_view text, const std::string& source) {
                      "a number beyond the double range (" + printable(err.what(), 160) + ")",
                      "finite numbers (magnitude below 1.8e308)");
   } catch (const Json::parse_error& err) {
-    throw InputError(source, "", "text that is not valid JSON (" + printable(err.what(), 160) + ")",
-                     "one JSON object (UTF-8)");
+    throw_parse_error(text, source, err);
   }
 }
 
@@ -193,19 +234,72 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::string nearest_key_hint(std::string_view key, const std::vector<std::string>& allowed) {
-  std::string best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+namespace {
+
+std::string lower_case(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+std::vector<std::string> nearest_by_spelling(std::string_view key,
+                                             const std::vector<std::string>& allowed,
+                                             const std::vector<std::string>& excluded) {
+  std::vector<std::string> out;
+  const std::string lowered = lower_case(key);
+  const std::size_t budget = std::max<std::size_t>(2, key.size() / 3);
+  std::size_t best = budget + 1;
   for (const auto& candidate : allowed) {
-    const auto distance = edit_distance(key, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
+    if (contains(excluded, candidate)) continue;
+    const std::size_t distance = edit_distance(lowered, lower_case(candidate));
+    if (distance < best) out.clear();
+    if (distance <= std::min(best, budget)) {
+      best = distance;
+      out.push_back(candidate);
     }
   }
-  const std::size_t budget = std::max<std::size_t>(2, key.size() / 3);
-  if (best.empty() || best_distance > budget) return "";
-  return " (did you mean \"" + best + "\"?)";
+  // More than three equally near keys is no suggestion, only noise ("r": tp, pp, dp, cp, ep).
+  if (out.size() > 3) out.clear();
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> suggest_keys(std::string_view key, const std::vector<std::string>& allowed,
+                                      const std::vector<std::string>& present) {
+  std::vector<std::string> out;
+  // By meaning first: another program's name for an allowed key.
+  for (const auto& target : key_alias_targets(key)) {
+    if (contains(allowed, target) && !contains(present, target) && !contains(out, target)) {
+      out.push_back(target);
+    }
+  }
+  if (!out.empty()) return out;
+  // Then by spelling (case aside): every allowed key at the smallest distance within budget,
+  // those the object lacks first ("modle" beside "model" still points at "model").
+  out = nearest_by_spelling(key, allowed, present);
+  if (out.empty() && !present.empty()) out = nearest_by_spelling(key, allowed, {});
+  return out;
+}
+
+std::string quoted_alternatives(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += "\"" + names[i] + "\"";
+  }
+  return out;
+}
+
+std::string nearest_key_hint(std::string_view key, const std::vector<std::string>& allowed,
+                             const std::vector<std::string>& present) {
+  const auto names = suggest_keys(key, allowed, present);
+  if (names.empty()) return "";
+  return " (did you mean " + quoted_alternatives(names) + "?)";
 }
 
 std::string join_key_path(std::string_view parent, std::string_view key) {
@@ -280,7 +374,15 @@ const Json& JsonReader::value_at(std::string_view key) {
     }
     std::string missing = "nothing (the key is missing)";
     for (const auto& name : unread) {
-      if (!nearest_key_hint(name, {std::string(key)}).empty()) {
+      const bool alias = !key_alias_targets(name).empty() &&
+                         !suggest_keys(name, {std::string(key)}).empty() &&
+                         edit_distance(name, key) > 2;
+      if (alias) {
+        missing = "nothing (the key is missing; \"" + printable(name, 60) +
+                  "\" is given: rename it \"" + std::string(key) + "\")";
+        break;
+      }
+      if (!suggest_keys(name, {std::string(key)}).empty()) {
         missing = "nothing (the key is missing; is \"" + printable(name, 60) + "\" a misspelling?)";
         break;
       }
@@ -376,12 +478,15 @@ std::optional<JsonReader> JsonReader::optional_object(std::string_view key) {
 
 void JsonReader::finish() const {
   std::vector<std::string> allowed(known_.begin(), known_.end());
+  // Keys the object already has are no suggestion (`nodes` beside `node` means num_nodes).
+  std::vector<std::string> present;
+  for (const auto& [key, value] : object_.items()) present.push_back(key);
   for (const auto& [key, value] : object_.items()) {
     if (known_.count(key) != 0) continue;
     std::string list;
     for (const auto& name : allowed) list += (list.empty() ? "" : ", ") + name;
     throw InputError(file_, path_of(printable(key, 60)), "an unknown key",
-                     list + nearest_key_hint(key, allowed));
+                     list + nearest_key_hint(key, allowed, present));
   }
 }
 

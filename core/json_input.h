@@ -35,7 +35,17 @@ std::string describe_json_value(const Json& value);
 
 // Levenshtein distance; used to suggest the nearest valid key.
 std::size_t edit_distance(std::string_view a, std::string_view b);
-std::string nearest_key_hint(std::string_view key, const std::vector<std::string>& allowed);
+// The allowed keys an unknown `key` may have meant: those it is another program's name for
+// (core/key_aliases.h: `nodes` -> num_nodes, `vp` -> vpp), else those nearest in spelling
+// (case aside; all of them on a tie of up to three). Keys in `present` (already in the
+// object) are suggested only when no other key fits. Empty when nothing fits.
+std::vector<std::string> suggest_keys(std::string_view key, const std::vector<std::string>& allowed,
+                                      const std::vector<std::string>& present = {});
+// ` (did you mean "a"?)`, ` (did you mean "a" or "b"?)` from suggest_keys, or "".
+std::string nearest_key_hint(std::string_view key, const std::vector<std::string>& allowed,
+                             const std::vector<std::string>& present = {});
+// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+std::string quoted_alternatives(const std::vector<std::string>& names);
 
 // Joins a key path: join_key_path("plan", "tp") == "plan.tp"; join_key_path("", "tp") == "tp".
 std::string join_key_path(std::string_view parent, std::string_view key);

@@ -156,6 +156,10 @@ ModelSpec parse_model_spec(const Json& object, const std::string& file, const st
   m.qk_norm = in.bool_or("qk_norm", false);
   m.rotary_base = in.number_or("rotary_base", 10000.0, 1.0, 1e12);
   m.rope_scaling_factor = in.number_or("rope_scaling_factor", 0.0, 0.0, 1e6);
+  m.max_position_embeddings = in.int_or("max_position_embeddings", 0, 0, kMaxModelSeqLength);
+  if (m.max_position_embeddings > 0) {
+    m.max_position_source = file + " " + in.path_of("max_position_embeddings");
+  }
   in.allow("description");
   in.allow("source");
 

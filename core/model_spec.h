@@ -72,6 +72,12 @@ struct ModelSpec {
   double rope_scaling_factor = 0;  // Llama 3.x frequency scaling (Llama 3 uses 8); 0: none
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
+  // The longest sequence the model was trained for (Hugging Face max_position_embeddings or
+  // n_positions; the inline key max_position_embeddings); 0 when unknown. Longer
+  // training.seq_length is a warning (core/job.cpp), not an error. Not a shape: it changes
+  // no cost and is not part of model_spec_to_json.
+  int64_t max_position_embeddings = 0;
+  std::string max_position_source;  // "FILE KEY" it came from, for the warning
 
   // --- derived sizes (elements, not bytes) ---
   int64_t query_width() const { return num_attention_heads * head_dim; }

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/check.h"
+#include "core/plural.h"
 #include "core/units.h"
 #include "executor/trainer.h"
 #include "executor/watchdog.h"
@@ -197,10 +198,10 @@ void check_job_runnable(const Job& job, int world_size) {
   const ModelSpec& m = job.model;
   const std::string& f = job.file;
   if (p.num_gpus() != world_size) {
-    throw Error(f + ": the plan needs tp*pp*dp*cp = " + str(p.num_gpus()) +
-                " GPUs (cluster.num_gpus = " + str(job.cluster.num_gpus) + ") but " +
-                str(world_size) + " ranks were started; run it with mpirun -np " +
-                str(p.num_gpus()));
+    throw Error(f + ": the plan needs tp*pp*dp*cp = " + count_of(p.num_gpus(), "GPU") +
+                " (cluster.num_gpus = " + str(job.cluster.num_gpus) + ") but " +
+                count_of(world_size, "rank") + (world_size == 1 ? " was" : " were") +
+                " started; run it with mpirun -np " + str(p.num_gpus()));
   }
   if (p.cp > 1)
     throw InputError(f, "plan.cp", str(p.cp), "1 (the executor has no context parallelism)");

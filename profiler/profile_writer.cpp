@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/hardware_profile.h"
+#include "core/plural.h"
 #include "core/units.h"
 #include "profiler/fit_collective.h"
 #include "profiler/gemm_shapes.h"
@@ -437,8 +438,8 @@ Json node_json(const RawProfile& raw, const ProfileContext& context, const Figur
   return {
       {"name", "measured-" + raw.host.hostname + "-" + raw.device.backend},
       {"description", "measured by parplan profile on " + where + " (backend " +
-                          raw.device.backend + ", " + std::to_string(raw.ranks) + " ranks on " +
-                          std::to_string(raw.hosts) + " hosts): " + raw.device.name},
+                          raw.device.backend + ", " + count_of(raw.ranks, "rank") + " on " +
+                          count_of(raw.hosts, "host") + "): " + raw.device.name},
       {"gpus_per_node", figure.derived(raw.ranks_per_host, "ranks per host in the profiling run")},
       {"gpu", std::move(gpu)},
       {"intra_node", collectives.intra},

@@ -19,6 +19,10 @@ void apply_profile_option(Job& job, const std::string& profile_path) {
   job.cluster = apply_profile(job.cluster, load_hardware_profile(profile_path));
 }
 
+void print_job_warnings(const Job& job) {
+  for (const auto& warning : job.warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
 std::string human_seconds(double seconds) {
   if (seconds < kMs) return fixed(seconds * kUsPerS, 0) + " us";
   if (seconds < 1.0) return fixed(seconds * kMsPerS, 1) + " ms";

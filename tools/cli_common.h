@@ -22,6 +22,9 @@ void print_json(const Json& value);
 // preset's (core/hardware_profile.h apply_profile). No-op for an empty path.
 void apply_profile_option(Job& job, const std::string& profile_path);
 
+// Prints the job's warnings (Job::warnings) on stderr, one "warning: ..." line each.
+void print_job_warnings(const Job& job);
+
 // Formats seconds for humans: "812 us", "45.2 ms", "3.21 s".
 std::string human_seconds(double seconds);
 

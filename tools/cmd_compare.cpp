@@ -26,6 +26,7 @@ struct CompareOptions {
 
 void run_compare(const CompareOptions& o) {
   Job job = load_job_for_comparison(o.job);
+  print_job_warnings(job);
   apply_profile_option(job, o.profile);
   check_report_dir(o.out);
   PlanSources sources;

@@ -75,6 +75,7 @@ std::string resolve_refusals(Job& job, ExportFormat format, bool plan_nearest,
 
 void run_export(const ExportOptions& o) {
   Job job = load_job_for_comparison(o.job);
+  print_job_warnings(job);
   if (!o.plan.empty()) {
     job.plan = load_plan_file(o.plan, job);
     job.plan_given = true;

@@ -119,6 +119,7 @@ void run_plan_sweep(const PlanOptions& o, const Job& job) {
 
 void run_plan(const PlanOptions& o) {
   Job job = load_job(o.job, PlanCheck::Skip);
+  print_job_warnings(job);
   apply_profile_option(job, o.profile);
   if (!o.gpus.empty()) {
     run_plan_sweep(o, job);

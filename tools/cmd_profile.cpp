@@ -14,12 +14,14 @@
 
 #include "core/atomic_file.h"
 #include "core/check.h"
+#include "core/plural.h"
 #include "core/units.h"
 #include "profiler/backend.h"
 #include "profiler/cpu_timing.h"
 #include "profiler/gemm_shapes.h"
 #include "profiler/host_info.h"
 #include "profiler/profile_writer.h"
+#include "profiler/warning_summary.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/executor_probes.h"
@@ -114,12 +116,14 @@ void print_summary(const Json& doc, const std::string& out) {
   const Json& coverage = doc["coverage"];
   const Json& node = doc["node"];
   const Json& fits = doc["fits"];
-  std::printf("Profile of %s (%s, backend %s): %d ranks on %d hosts%s, %.1f s -> %s\n",
+  std::printf("Profile of %s (%s, backend %s): %s on %s%s, %.1f s -> %s\n",
               doc["host"]["hostname"].get<std::string>().c_str(),
               doc["device"]["name"].get<std::string>().c_str(),
-              doc["device"]["backend"].get<std::string>().c_str(), coverage["ranks"].get<int>(),
-              coverage["hosts"].get<int>(), coverage["quick"].get<bool>() ? ", quick" : "",
-              coverage["elapsed_s"].get<double>(), out.c_str());
+              doc["device"]["backend"].get<std::string>().c_str(),
+              count_of(coverage["ranks"].get<int>(), "rank").c_str(),
+              count_of(coverage["hosts"].get<int>(), "host").c_str(),
+              coverage["quick"].get<bool>() ? ", quick" : "", coverage["elapsed_s"].get<double>(),
+              out.c_str());
 
   // GEMMs: range of achieved throughput per precision and the fitted model.
   TextTable gemm({"GEMM", "shapes", "min TFLOP/s", "median", "max", "fit asymptote", "m/n/k_half",
@@ -151,12 +155,16 @@ void print_summary(const Json& doc, const std::string& out) {
   }
   std::fputs(gemm.render({1, 2, 3, 4, 5, 7, 8}).c_str(), stdout);
 
+  // Kernels timed by their FLOPs (attention) move no counted bytes: their rate is GFLOP/s.
   TextTable memory({"memory-bound", "rows x cols", "GB/s", "noise"});
   for (const auto& m : doc["measurements"]["memory_bound"]) {
+    const bool by_flops = m["bytes"].get<double>() <= 0 && m.contains("tflops");
     memory.add_row({m["kernel"].get<std::string>(),
                     std::to_string(m["rows"].get<int64_t>()) + " x " +
                         std::to_string(m["cols"].get<int64_t>()),
-                    fixed(m["gbps"].get<double>(), 2), percent(m["noise"].get<double>())});
+                    by_flops ? fixed(m["tflops"].get<double>() * 1e3, 2) + " GFLOP/s"
+                             : fixed(m["gbps"].get<double>(), 2),
+                    percent(m["noise"].get<double>())});
   }
   std::fputs(memory.render({2, 3}).c_str(), stdout);
 
@@ -208,12 +216,13 @@ void print_summary(const Json& doc, const std::string& out) {
       node["intra_node"].contains("latency_us")
           ? (fixed(node["intra_node"]["latency_us"]["value"].get<double>(), 2) + " us").c_str()
           : "not measured");
-  const auto& warnings = doc["warnings"];
+  const auto warnings = doc["warnings"].get<std::vector<std::string>>();
   if (!warnings.empty()) {
-    std::printf(
-        "%zu warnings (measurements whose time budget ended before the noise threshold, "
-        "and others) are listed under \"warnings\" in the profile.\n",
-        warnings.size());
+    std::printf("%s, each listed under \"warnings\" in the profile:\n",
+                count_of(static_cast<int64_t>(warnings.size()), "warning").c_str());
+    for (const auto& line : profiler::summarize_warnings(warnings)) {
+      std::printf("  %s\n", line.c_str());
+    }
   }
 }
 
@@ -250,9 +259,8 @@ void run_profile(const ProfileCliOptions& cli, const std::string& command_line) 
     profiler::CpuTimer timer;
     timer.start();
     if (group->is_root()) {
-      options.progress("backend " + cli.backend + ", " + std::to_string(group->size()) +
-                       " ranks on " + std::to_string(group->num_hosts()) + " hosts" +
-                       (cli.quick ? ", quick" : ""));
+      options.progress("backend " + cli.backend + ", " + count_of(group->size(), "rank") + " on " +
+                       count_of(group->num_hosts(), "host") + (cli.quick ? ", quick" : ""));
     }
     const profiler::RawProfile raw = backend->run(*group, options);
     // Rank 0 fits and writes; the others learn whether that worked before they finish.

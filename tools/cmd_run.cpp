@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/chrome_trace.h"
+#include "core/plural.h"
 #include "core/units.h"
 #include "executor/executor.h"
 #include "tools/cli_common.h"
@@ -35,8 +36,8 @@ struct RunCliOptions {
 void print_text(const executor::RunReport& r, const Job& job, const executor::RunOptions& o) {
   const ParallelPlan& p = job.plan;
   std::printf(
-      "parplan run: %s on %lld ranks (%s backend, %s); plan tp=%lld pp=%lld dp=%lld",
-      job.model.name.c_str(), static_cast<long long>(r.num_ranks), executor::to_string(o.backend),
+      "parplan run: %s on %s (%s backend, %s); plan tp=%lld pp=%lld dp=%lld",
+      job.model.name.c_str(), count_of(r.num_ranks, "rank").c_str(), executor::to_string(o.backend),
       o.dtype == executor::DTypeChoice::Fp64 ? "fp64" : "fp32", static_cast<long long>(p.tp),
       static_cast<long long>(p.pp), static_cast<long long>(p.dp));
   if (p.vpp > 1) std::printf(" vpp=%lld", static_cast<long long>(p.vpp));

@@ -52,6 +52,7 @@ void print_layer_explanation(const Job& job, bool moe) {
 
 void run_simulate(const SimulateOptions& options) {
   Job job = load_job(options.job);
+  print_job_warnings(job);
   apply_profile_option(job, options.profile);
   if (!options.trace.empty()) check_not_overwriting_inputs(options.trace, {options.job});
   cost::StepOptions step_options;

@@ -130,8 +130,12 @@ void run_executor_validation(const ValidateOptions& options) {
     std::printf("step time, oversubscribed (time-shared cores): n=%d median %.1f%% MAPE %.1f%%\n",
                 o.count, 100 * o.median_ape, 100 * o.mape);
   }
-  std::printf("peak memory, ranks <= cores: median %.1f%% MAPE %.1f%%\n", 100 * m.median_ape,
-              100 * m.mape);
+  if (m.count == 0) {
+    std::printf("peak memory, ranks <= cores: none: no memory references\n");
+  } else {
+    std::printf("peak memory, ranks <= cores: median %.1f%% MAPE %.1f%%\n", 100 * m.median_ape,
+                100 * m.mape);
+  }
 }
 
 // "tp8 pp1 dp1 cp1 ep1 vpp1 mbs1 selective z1": every layout and feature key of a plan.
@@ -300,14 +304,19 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
     return;
   }
   std::fputs(table.render({1, 2, 3, 4, 5}).c_str(), stdout);
-  auto summary = [](const char* name, const ErrorStats& s) {
+  // An empty set has no error to report: it is named, not given a MAPE of 0.
+  auto summary = [](const char* name, const ErrorStats& s, const char* when_empty) {
+    if (s.count == 0) {
+      std::printf("%-32s none: %s\n", name, when_empty);
+      return;
+    }
     std::printf("%-32s n=%-3d MAPE %5.1f%%  median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", name,
                 s.count, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape);
   };
   std::printf("\n");
-  summary("step time, all runs", all_stats);
-  summary("step time, core (no MoE/cp/FSDP)", core_stats);
-  summary("peak memory, runs with a reference", memory_stats);
+  summary("step time, all runs", all_stats, "no runs");
+  summary("step time, core (no MoE/cp/FSDP)", core_stats, "no core runs");
+  summary("peak memory, runs with a reference", memory_stats, "no memory references");
   std::printf("published plans predicted not to fit in GPU memory (they ran): %zu of %zu",
               not_fitting.size(), results.size());
   for (std::size_t i = 0; i < not_fitting.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/plural.h"
 #include "core/presets.h"
 #include "core/units.h"
 #include "tools/cli_common.h"
@@ -135,36 +136,50 @@ std::string time_to_train_to_text(const cost::TimeToTrain& t) {
   return out;
 }
 
+// TFLOP/s with a tenth for GPUs; three significant digits below 1 (a CPU measured by
+// `parplan profile` reaches hundredths, which "%.1f" printed as 0.0).
+namespace {
+std::string tflops_text(double tflops) {
+  if (tflops >= 1.0 || tflops <= 0.0) return fixed(tflops, 1);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", tflops);
+  return text;
+}
+}  // namespace
+
 std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%s on %lld x %s (%lld GPUs), %s, framework %s\n",
+  std::snprintf(line, sizeof line, "%s on %lld x %s (%s), %s, framework %s\n",
                 job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
-                job.cluster.node.name.c_str(), static_cast<long long>(job.cluster.num_gpus),
+                job.cluster.node.name.c_str(), count_of(job.cluster.num_gpus, "GPU").c_str(),
                 to_string(job.training.precision), to_string(job.framework));
   out += line;
   const auto& p = job.plan;
   std::snprintf(
       line, sizeof line,
       "plan: tp=%lld pp=%lld dp=%lld cp=%lld ep=%lld vpp=%lld mbs=%lld sp=%s recompute=%s "
-      "zero=%d schedule=%s (%lld micro-batches)\n",
+      "zero=%d schedule=%s (%s)\n",
       static_cast<long long>(p.tp), static_cast<long long>(p.pp), static_cast<long long>(p.dp),
       static_cast<long long>(p.cp), static_cast<long long>(p.ep), static_cast<long long>(p.vpp),
       static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? "on" : "off",
       to_string(p.recompute), p.zero_stage, to_string(p.schedule),
-      static_cast<long long>(e.num_micro_batches));
+      count_of(e.num_micro_batches, "micro-batch").c_str());
   out += line;
   if (!p.framework_default_keys.empty()) {
     out += "      " + join_names(p.framework_default_keys) + ": " + to_string(job.framework) +
            "'s defaults (the job's plan does not set them)\n";
   }
+  // A measured CPU profile's devices are ranks.
+  const char* device = job.cluster.node.gpu.vendor == "cpu" ? "rank" : "GPU";
   std::snprintf(line, sizeof line,
-                "\nstep time      %s\nthroughput     %.0f tokens/s (%.0f per GPU)\n"
-                "model TFLOP/s  %.1f per GPU, MFU %.1f%%\n"
+                "\nstep time      %s\nthroughput     %.0f tokens/s (%.0f per %s)\n"
+                "model TFLOP/s  %s per %s, MFU %.1f%%\n"
                 "peak memory    %.2f GiB of %.1f GiB (stage %lld) -> %s\n",
                 human_seconds(e.step_time_s).c_str(), e.tokens_per_s, e.tokens_per_s_per_gpu,
-                e.model_tflops_per_gpu, 100 * e.mfu, e.memory.peak_bytes / kGiB,
-                e.memory.capacity_bytes / kGiB, static_cast<long long>(e.memory.peak_stage),
+                device, tflops_text(e.model_tflops_per_gpu).c_str(), device, 100 * e.mfu,
+                e.memory.peak_bytes / kGiB, e.memory.capacity_bytes / kGiB,
+                static_cast<long long>(e.memory.peak_stage),
                 e.memory.fits ? "fits" : "DOES NOT FIT");
   out += line;
   if (!e.memory.fits) {
@@ -173,12 +188,12 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
       std::snprintf(
           line, sizeof line,
           "               weights %.1f, gradients %.1f, optimizer %.1f, activations "
-          "%.1f (%lld micro-batch chunks in flight), logits %.1f, other %.1f GiB\n"
+          "%.1f (%s in flight), logits %.1f, other %.1f GiB\n"
           "               (more recomputation, pp, tp or a higher ZeRO stage lowers "
           "it; parplan plan --job FILE searches plans that fit)\n",
           stage.weights_bytes / kGiB, stage.gradients_bytes / kGiB, stage.optimizer_bytes / kGiB,
-          stage.activations_bytes / kGiB, static_cast<long long>(stage.in_flight_chunks),
-          stage.logits_bytes / kGiB,
+          stage.activations_bytes / kGiB,
+          count_of(stage.in_flight_chunks, "micro-batch chunk").c_str(), stage.logits_bytes / kGiB,
           (stage.transient_bytes + stage.workspace_bytes + stage.fragmentation_bytes) / kGiB);
       out += line;
     }

@@ -5,8 +5,37 @@
 #include <exception>
 
 #include "core/check.h"
+#include "core/json_input.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
+
+namespace {
+
+// A first argument that is neither an option nor a command: CLI11 would say only that a
+// command is required. Names the commands and the nearest one instead (exit 2, usage).
+bool unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  const std::string given = argv[1];
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == given) return false;
+    names.push_back(sub->get_name());
+  }
+  std::vector<std::string> prefixed;
+  for (const auto& name : names) {
+    if (name.starts_with(given)) prefixed.push_back(name);
+  }
+  const auto hint = prefixed.empty()
+                        ? parplan::nearest_key_hint(given, names)
+                        : " (did you mean " + parplan::quoted_alternatives(prefixed) + "?)";
+  std::string list;
+  for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+  std::fprintf(stderr, "error: %s: found an unknown command; allowed: %s%s\n", given.c_str(),
+               list.c_str(), hint.c_str());
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -27,6 +56,7 @@ int main(int argc, char** argv) {
   parplan::tools::register_compare(app);
   parplan::tools::register_export(app);
   parplan::tools::register_profile(app);
+  if (unknown_command(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/hardware_profile.h"
+#include "core/plural.h"
 #include "core/units.h"
 #include "cost_models/step_model.h"
 
@@ -151,7 +152,7 @@ void run_and_predict(std::vector<RunValidationEntry>& entries, const RunValidati
         " " + binary + " run --job " + job_file + " --backend cpu --dtype fp32 --json --steps " +
         std::to_string(options.steps) + " --comm-timeout " +
         std::to_string(static_cast<int>(options.comm_timeout_s)) + " 2>" + job_file + ".err";
-    if (progress) progress("running " + e.label + " on " + std::to_string(e.ranks) + " rank(s)");
+    if (progress) progress("running " + e.label + " on " + count_of(e.ranks, "rank"));
     int exit_code = 0;
     const std::string output = run_command(command, &exit_code);
     const auto brace = output.find('{');

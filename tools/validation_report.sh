@@ -45,7 +45,7 @@ summary_row() {
       for (i = 1; i < n; ++i) if (f[i] == key) return f[i + 1]
       return "?"
     }
-    function count(line,   m) { match(line, /n=[0-9]+/); return substr(line, RSTART + 2, RLENGTH - 2) }
+    function count(line,   m) { if (!match(line, /n=[0-9]+/)) return 0; return substr(line, RSTART + 2, RLENGTH - 2) }
     /^step time, all runs/ { all = $0 }
     /^step time, core/ { core = $0 }
     /^peak memory, runs with a reference/ { mem = $0 }

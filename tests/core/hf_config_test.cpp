@@ -223,6 +223,42 @@ TEST(HfConfig, BadValuesNameTheKey) {
   EXPECT_THROW(import_hf_config(config, path), InputError);
 }
 
+// An architecture the importer does not know is an error listing those it knows, not a
+// dense Llama (issue 20, point 5).
+TEST(HfConfig, UnknownModelTypeListsTheSupportedOnes) {
+  const std::string path = hf_path("Llama-3.1-8B");
+  Json config = load_json_file(path);
+  config["model_type"] = "llama4_text";
+  try {
+    import_hf_config(config, path);
+    FAIL() << "llama4_text is not read as llama";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key_path(), "model_type");
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("found \"llama4_text\" (not supported)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("\"llama\", \"mistral\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("\"deepseek_v3\""), std::string::npos) << msg;
+  }
+  // Without model_type the first architectures class decides.
+  config.erase("model_type");
+  config["architectures"] = Json::array({"Llama4ForCausalLM"});
+  try {
+    import_hf_config(config, path);
+    FAIL() << "Llama4ForCausalLM is not read as llama";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key_path(), "architectures[0]");
+  }
+  config["architectures"] = Json::array({"LlamaForCausalLM"});
+  EXPECT_EQ(import_hf_config(config, path).num_layers, 32);
+}
+
+TEST(HfConfig, MaxPositionsAreKeptForTheSequenceWarning) {
+  const ModelSpec llama = import_dir("Llama-3.1-8B");
+  EXPECT_EQ(llama.max_position_embeddings, 131072);
+  EXPECT_EQ(llama.max_position_source, hf_path("Llama-3.1-8B") + " max_position_embeddings");
+  EXPECT_EQ(import_dir("gpt2").max_position_embeddings, 1024);  // n_positions
+}
+
 // The job file's "model" may be the path of a config.json (docs/job_file.md#model).
 TEST(HfConfig, JobFileModelIsAConfigPath) {
   for (const auto& pair : kPairs) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/check.h"
@@ -65,6 +66,74 @@ TEST(Job, RelativeModelPathResolvesAgainstJobFolder) {
   EXPECT_EQ(job.cluster.num_gpus, 2);
   EXPECT_EQ(job.cluster.num_nodes, 1);
   EXPECT_EQ(job.plan.dp, 2);
+}
+
+// Issue 20, point 5: what used to pass silently.
+TEST(Job, SequenceBeyondMaxPositionsIsAWarningNamingTheKey) {
+  const std::string dir = testing::TempDir();
+  std::ofstream(dir + "/long.json") << R"({"model": {"name": "m", "num_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 128,
+      "max_position_embeddings": 2048},
+      "cluster": {"node": "dgx-h100", "num_gpus": 1},
+      "training": {"global_batch_size": 8, "seq_length": 4096}})";
+  const Job job = load_job(dir + "/long.json");
+  ASSERT_EQ(job.warnings.size(), 1u);
+  EXPECT_EQ(job.warnings[0], dir +
+                                 "/long.json: training.seq_length: 4096 is longer than the "
+                                 "model's max_position_embeddings (2048, " +
+                                 dir +
+                                 "/long.json model.max_position_embeddings); the "
+                                 "prediction assumes the model takes it (RoPE scaling or a "
+                                 "longer-context variant)");
+  std::ofstream(dir + "/short.json") << R"({"model": {"name": "m", "num_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 128,
+      "max_position_embeddings": 4096},
+      "cluster": {"node": "dgx-h100", "num_gpus": 1},
+      "training": {"global_batch_size": 8, "seq_length": 4096}})";
+  EXPECT_TRUE(load_job(dir + "/short.json").warnings.empty());
+}
+
+TEST(Job, ModelFolderMeansItsConfigJson) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / "hf_folder_job";
+  fs::create_directories(dir / "Llama-3.1-8B");
+  fs::create_directories(dir / "empty-folder");
+  fs::copy_file(std::string(PARPLAN_TEST_DATA) + "/hf/Llama-3.1-8B/config.json",
+                dir / "Llama-3.1-8B" / "config.json", fs::copy_options::overwrite_existing);
+  const std::string rest = R"(, "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 8, "seq_length": 4096}})";
+  std::ofstream((dir / "job.json").string()) << R"({"model": "Llama-3.1-8B/")" << rest;
+  EXPECT_EQ(load_job((dir / "job.json").string()).model.num_layers, 32);
+  std::ofstream((dir / "bad.json").string()) << R"({"model": "empty-folder")" << rest;
+  try {
+    load_job((dir / "bad.json").string());
+    FAIL() << "a folder without config.json";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key_path(), "model");
+    EXPECT_NE(std::string(e.what()).find("a folder without a config.json"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Job, SingleNodeServerNeedsNoInterNodeNetwork) {
+  const std::string node = R"({"name": "workstation", "gpus_per_node": 2,
+      "gpu": {"name": "X", "memory_gib": 24, "hbm_bandwidth_gbps": 1000,
+              "dense_tflops": {"bf16": 100}},
+      "intra_node": {"fabric": "pcie", "link_bandwidth_gbps": 32}})";
+  const std::string text = R"({"model": "llama2-7b", "cluster": {"node": )" + node +
+                           R"(, "num_nodes": NODES}, "training": {"global_batch_size": 8,
+      "seq_length": 4096}})";
+  std::string one = text;
+  one.replace(one.find("NODES"), 5, "1");
+  const Job job = parse_job(parse_json(one, "job.json"), "job.json", "");
+  EXPECT_EQ(job.cluster.node.inter.nics_per_node, 0);
+  std::string two = text;
+  two.replace(two.find("NODES"), 5, "2");
+  const std::string msg = error_of(two);
+  EXPECT_NE(msg.find("job.json: cluster.num_nodes: found 2; allowed: one node's worth"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("no inter_node"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -105,6 +105,24 @@ TEST(JsonReader, MissingKeyNamesAMisspeltOne) {
             std::string::npos);
 }
 
+TEST(JsonInput, CommentsAreNamedWithLineAndColumn) {
+  std::string msg = error_of([] {
+    parse_json("{\n  \"model\": \"gpt3-175b\",\n  // 8 nodes\n  \"plan\": {}\n}", "job.json");
+  });
+  EXPECT_EQ(msg,
+            "job.json: line 3, column 3: found a comment (// 8 nodes); allowed: no comments: "
+            "JSON does not allow comments (a job file keeps notes in its \"comment\" key)");
+  msg = error_of([] { parse_json("{\"tp\": 1 /* one */}", "job.json"); });
+  EXPECT_NE(msg.find("job.json: line 1, column 10: found a comment (/* one */})"),
+            std::string::npos)
+      << msg;
+  // Other syntax errors keep the parser's whole reason, with the place.
+  msg = error_of([] { parse_json("{\"tp\": 1,\n \"pp\" 2}", "job.json"); });
+  EXPECT_NE(msg.find("job.json: line 2, column"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected ':'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
+}
+
 TEST(ReadTextFile, DevicesAndMissingPathsAreErrors) {
   // /dev/zero never ends: the read stops one byte past the 64 MiB limit.
   EXPECT_NE(error_of([] { read_text_file("/dev/zero"); }).find("larger than the limit"),

@@ -28,8 +28,74 @@ TEST(SimulateCli, APlanThatDoesNotFitShowsItsMemoryParts) {
   const CommandResult r = run_parplan("simulate --job " + q(job));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("DOES NOT FIT"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("micro-batch chunks in flight"), std::string::npos) << r.output;
+  // One micro-batch (global batch 8 = dp 1 x mbs 8): singular.
+  EXPECT_NE(r.output.find("(1 micro-batch chunk in flight)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("parplan plan --job"), std::string::npos) << r.output;
+}
+
+// Issue 20: a sequence beyond the model's positions is a warning naming both keys (exit 0),
+// and one micro-batch is "1 micro-batch".
+TEST(SimulateCli, WarnsAboutASequenceBeyondTheModelsPositions) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << R"({"model": {"name": "m", "num_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "vocab_size": 1024, "max_position_embeddings": 1024},
+      "cluster": {"node": "dgx-h100", "num_gpus": 1},
+      "training": {"global_batch_size": 1, "seq_length": 2048}})";
+  const CommandResult r = run_parplan("simulate --job " + q(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: " + job +
+                          ": training.seq_length: 2048 is longer than the model's "
+                          "max_position_embeddings (1024, " +
+                          job + " model.max_position_embeddings)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(1 micro-batch)\n"), std::string::npos) << r.output;
+}
+
+// A CPU (a measured profile's node) reaches hundredths of a TFLOP/s: printed, not "0.0".
+TEST(SimulateCli, ACpuShowsItsSmallTflops) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << R"({"model": {"name": "m", "num_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "vocab_size": 1024},
+      "cluster": {"node": {"name": "cpu-box", "gpus_per_node": 2,
+        "gpu": {"name": "cpu", "vendor": "cpu", "memory_gib": 16, "hbm_bandwidth_gbps": 20,
+                "dense_tflops": {"fp32": 0.1}},
+        "intra_node": {"fabric": "pcie", "link_bandwidth_gbps": 5}}, "num_gpus": 2},
+      "training": {"global_batch_size": 4, "seq_length": 256, "precision": "fp32"}})";
+  const CommandResult r = run_parplan("simulate --job " + q(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto at = r.output.find("model TFLOP/s  ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string value = r.output.substr(at + 15, r.output.find(' ', at + 15) - at - 15);
+  EXPECT_LT(std::stod(value), 1.0) << r.output;  // the case this test is about
+  EXPECT_GT(std::stod(value), 0.0) << r.output;
+  EXPECT_GE(value.size(), 4u) << value;  // three significant digits, not "0.0"
+  EXPECT_NE(r.output.find(" per rank, MFU "), std::string::npos) << r.output;
+}
+
+// A table without memory references says so instead of "n=0 MAPE 0.0%".
+TEST(ValidateCli, ATableWithoutMemoryReferencesSaysSo) {
+  const CommandResult r = run_parplan("validate --published " +
+                                      q(report_data("../benchmark_tables/megascale_2402.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("peak memory, runs with a reference none: no memory references\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("n=0 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step time, all runs              n=8 "), std::string::npos) << r.output;
+}
+
+TEST(Cli, AMisspeltCommandSuggestsTheNearest) {
+  CommandResult r = run_parplan("simulte --job x.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("error: simulte: found an unknown command; allowed: "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(did you mean \"simulate\"?)"), std::string::npos) << r.output;
+  r = run_parplan("comp");  // a prefix
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("(did you mean \"compare\"?)"), std::string::npos) << r.output;
 }
 
 TEST(CompareCli, WritesFourFilesAtomicallyAndSummarizes) {

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "core/frameworks/registry.h"
+#include "core/plural.h"
 #include "cost_models/memory_model.h"
 #include "tools/export/launch_settings.h"
 #include "tools/report/report_data.h"
@@ -50,7 +51,7 @@ namespace launch {
 std::string header(const Job& job, std::string_view format_title, std::string_view sources) {
   std::string out = "# " + std::string(format_title) + " for " +
                     std::filesystem::path(job.file).filename().string() + ": " + job.model.name +
-                    " on " + std::to_string(job.cluster.num_gpus) + " GPUs (" +
+                    " on " + count_of(job.cluster.num_gpus, "GPU") + " (" +
                     std::to_string(job.cluster.num_nodes) + " x " + job.cluster.node.name + ")\n";
   out += "# plan: " + plan_summary(job.plan) + " (schedule " + to_string(job.plan.schedule) +
          ", order " + job.plan.order + ")";

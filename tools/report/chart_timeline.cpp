@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/plural.h"
 #include "tools/cli_common.h"
 #include "tools/report/charts.h"
 #include "tools/report/svg.h"
@@ -154,11 +155,11 @@ std::string timeline_chart(const ReportData& data) {
       plan.estimate.step_time_s > 0 ? pipe.makespan_s / plan.estimate.step_time_s : 0;
   std::snprintf(
       caption, sizeof caption,
-      "Simulated schedule of the best plan, #1 %s (%s, %s schedule, %lld micro-batches, %zu "
+      "Simulated schedule of the best plan, #1 %s (%s, %s schedule, %s, %zu "
       "actions per stage). %s Pipeline part: %s of the %s step (%.0f%%); gradient reduction "
       "and the optimizer follow. Numbers in boxes are micro-batch indices; gray is idle time.",
       plan.label.c_str(), plan_summary(plan.job.plan).c_str(), to_string(plan.job.plan.schedule),
-      static_cast<long long>(plan.estimate.num_micro_batches), per_stage, drawn.c_str(),
+      count_of(plan.estimate.num_micro_batches, "micro-batch").c_str(), per_stage, drawn.c_str(),
       human_seconds(pipe.makespan_s).c_str(), human_seconds(plan.estimate.step_time_s).c_str(),
       100 * pipeline_share);
   std::vector<std::pair<std::string, std::string>> legend = {

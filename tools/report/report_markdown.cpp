@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/plural.h"
 #include "core/units.h"
 #include "tools/report/report_writers.h"
 #include "tools/report/why.h"
@@ -36,7 +37,7 @@ std::string table_head(const std::vector<std::string>& cells, std::size_t left_c
 
 std::string report_title(const Job& job) {
   return job.model.name + " on " + std::to_string(job.cluster.num_nodes) + " × " +
-         job.cluster.node.name + " (" + std::to_string(job.cluster.num_gpus) + " GPUs)";
+         job.cluster.node.name + " (" + count_of(job.cluster.num_gpus, "GPU") + ")";
 }
 
 std::string report_subtitle(const ReportData& data) {
