@@ -128,6 +128,10 @@ std::string read_text_file(const std::string& path) {
   // Read at most one byte past the limit: pipes (`--job <(...)`) have no size, devices such as
   // /dev/zero never end, and a regular file may grow between stat and read.
   std::string text;
+  // One allocation: a regular file's size, else room up to the limit (reserved, not touched),
+  // so reading a device or pipe never copies what it has read.
+  const bool sized = !ec && fs::is_regular_file(status);
+  text.reserve(sized ? static_cast<std::size_t>(size) + 1 : kMaxInputFileBytes + 1);
   char buffer[1 << 16];
   while (text.size() <= kMaxInputFileBytes && in.read(buffer, sizeof buffer).gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
