@@ -1,6 +1,5 @@
 #include "core/hf_config.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <vector>
 
@@ -14,12 +13,6 @@ constexpr int64_t kMax = 100'000'000;
 
 // Reads the first of several alternative keys that is present (HF families name alike
 // things differently).
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
-
 class HfReader {
  public:
   HfReader(const Json& object, std::string file) : object_(object), file_(std::move(file)) {}
@@ -60,11 +53,7 @@ class HfReader {
   std::optional<double> optional_number(const char* key, double min, double max) const {
     const Json* value = find({key});
     if (value == nullptr) return std::nullopt;
-    if (!value->is_number() || value->get<double>() < min || value->get<double>() > max) {
-      throw InputError(file_, key, describe_json_value(*value),
-                       "a number from " + number_text(min) + " to " + number_text(max));
-    }
-    return value->get<double>();
+    return json_to_number(*value, file_, key, min, max);
   }
 
   std::optional<bool> optional_bool(const char* key) const {

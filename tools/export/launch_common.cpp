@@ -104,6 +104,12 @@ std::string megatron_pipeline_layout(const std::vector<int64_t>& chunk_layers) {
   return out;
 }
 
+ParallelPlan with_1f1b_schedule(const ParallelPlan& plan) {
+  ParallelPlan out = plan;
+  out.schedule = plan.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+  return out;
+}
+
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }
 
 }  // namespace launch

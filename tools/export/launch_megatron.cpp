@@ -92,8 +92,7 @@ std::optional<ExportRefusal> megatron_refusal(const Job& job) {
   // megatron/core/pipeline_parallel/schedules.py: 1F1B, or interleaved 1F1B with virtual
   // stages; no GPipe, zero-bubble or DualPipe schedule.
   if (p.pp > 1 && p.schedule != ScheduleKind::OneFOneB && p.schedule != ScheduleKind::Interleaved) {
-    ParallelPlan nearest = p;
-    nearest.schedule = p.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    const ParallelPlan nearest = launch::with_1f1b_schedule(p);
     return refuse(
         "plan.schedule", to_string(p.schedule),
         "1f1b, or interleaved with vpp > 1 (megatron/core/pipeline_parallel/schedules.py)", nearest,

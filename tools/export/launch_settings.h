@@ -60,6 +60,10 @@ int64_t even_layers_per_chunk(const Job& job);
 // last, "|" between chunks: {3, 2, 2} -> "Et*3|t*2|t*2L".
 std::string megatron_pipeline_layout(const std::vector<int64_t>& chunk_layers);
 
+// The plan with the 1F1B schedule every framework runs instead of the one it lacks: interleaved
+// with virtual stages, else plain 1F1B (the nearest plan of a schedule refusal).
+ParallelPlan with_1f1b_schedule(const ParallelPlan& plan);
+
 // Whether the model has no dropout (Llama-style), for the frameworks' dropout settings.
 bool trains_without_dropout(const ModelSpec& model);
 

@@ -206,8 +206,7 @@ std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
   }
   const bool zero_bubble_h1 = p.schedule == ScheduleKind::ZeroBubble && p.vpp == 1;
   if (p.pp > 1 && (zero_bubble_h1 || p.schedule == ScheduleKind::DualPipe)) {
-    ParallelPlan nearest = p;
-    nearest.schedule = p.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    const ParallelPlan nearest = launch::with_1f1b_schedule(p);
     return ExportRefusal{"plan.schedule", to_string(p.schedule),
                          "GPipe, 1F1B, Interleaved1F1B, and zero-bubble only with several stages "
                          "per rank (InterleavedZeroBubble)",
