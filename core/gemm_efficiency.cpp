@@ -25,21 +25,53 @@ double gemm_element_bytes(Precision precision) {
   return 2.0;
 }
 
+namespace {
+
+// Shallowest K slice a split-K / stream-K kernel gives one processor: four 64-deep k-tiles
+// (CUTLASS's split-K and stream-K GEMMs partition the K loop in whole k-tiles and need several
+// per unit of work to amortise the partial-sum fix-up).
+constexpr double kSplitKMinDepth = 256;
+
+// The tile edge for a dimension: the library's large tile, or the dimension itself when it is
+// narrower (libraries run narrow tiles for skinny shapes; the *_half ramp prices their
+// under-filled pipelines, so a narrow dimension is not also charged padding).
+double kernel_tile(int64_t tile, int64_t dimension) {
+  return static_cast<double>(std::min(tile, dimension));
+}
+
+}  // namespace
+
 double gemm_efficiency(const GpuSpec& gpu, const GemmShape& s, Precision precision) {
   const double m = static_cast<double>(s.m);
   const double n = static_cast<double>(s.n);
   const double k = static_cast<double>(s.k);
-  double f =
-      (m / (m + gpu.gemm_m_half)) * (n / (n + gpu.gemm_n_half)) * (k / (k + gpu.gemm_k_half));
-  if (gpu.sm_count > 0 && gpu.gemm_tile_m > 0 && gpu.gemm_tile_n > 0) {
-    const double tiles = std::ceil(m / static_cast<double>(gpu.gemm_tile_m)) *
-                         std::ceil(n / static_cast<double>(gpu.gemm_tile_n)) *
-                         static_cast<double>(s.batch);
-    const double sms = static_cast<double>(gpu.sm_count);
-    const double waves = std::ceil(tiles / sms);
-    f *= tiles / (waves * sms);
+  if (gpu.sm_count <= 0 || gpu.gemm_tile_m <= 0 || gpu.gemm_tile_n <= 0) {
+    const double f =
+        (m / (m + gpu.gemm_m_half)) * (n / (n + gpu.gemm_n_half)) * (k / (k + gpu.gemm_k_half));
+    return std::clamp(gpu.max_matmul_efficiency(precision) * f, 1e-6, 1.0);
   }
-  return std::clamp(gpu.max_matmul_efficiency(precision) * f, 1e-6, 1.0);
+  // The machine computes whole tiles in whole waves: of the m_pad * n_pad outputs of whole
+  // tiles only m * n are useful, and the last wave leaves processors idle. A partial tile or a
+  // partial last wave costs what a full one does. The *_half ramps (pipeline fill of small
+  // problems) apply to the problem's own dimensions, and to each split's depth.
+  const double tile_m = kernel_tile(gpu.gemm_tile_m, s.m);
+  const double tile_n = kernel_tile(gpu.gemm_tile_n, s.n);
+  const double m_pad = std::ceil(m / tile_m) * tile_m;
+  const double n_pad = std::ceil(n / tile_n) * tile_n;
+  const double batch = static_cast<double>(s.batch);
+  const double output_tiles = (m_pad / tile_m) * (n_pad / tile_n) * batch;
+  const double sms = static_cast<double>(gpu.sm_count);
+  // Fewer output tiles than processors: the library splits K over the idle ones (split-K,
+  // stream-K), each split at least kSplitKMinDepth deep.
+  const double splits =
+      std::max(1.0, std::min(std::floor(sms / output_tiles), std::floor(k / kSplitKMinDepth)));
+  const double tiles = output_tiles * splits;
+  const double depth = k / splits;
+  const double waves = std::ceil(tiles / sms);
+  const double ramps = (m / (m + gpu.gemm_m_half)) * (n / (n + gpu.gemm_n_half));
+  const double padded = ramps * (depth / (depth + gpu.gemm_k_half)) * tiles / (waves * sms);
+  const double useful = (m * n) / (m_pad * n_pad);
+  return std::clamp(gpu.max_matmul_efficiency(precision) * padded * useful, 1e-6, 1.0);
 }
 
 double gemm_time_s(const GpuSpec& gpu, const GemmShape& s, Precision precision) {

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/frameworks/plan_defaults.h"
+#include "core/frameworks/registry.h"
 #include "core/hardware_profile.h"
 #include "core/hf_config.h"
 #include "core/node_suggestions.h"
@@ -162,6 +163,18 @@ void throw_plan_violation(const PlanViolation& v, const std::string& file) {
   throw InputError(file, v.key_path, v.found, v.allowed);
 }
 
+// A framework that runs MoE with tensor parallelism only with sequence parallelism
+// (PlannerSupport::moe_tp_needs_sp) rejects the plan at launch: so does the job.
+void check_moe_sequence_parallel(const Job& job, const std::string& file) {
+  const ParallelPlan& p = job.plan;
+  if (!job.model.moe || p.tp <= 1 || p.sequence_parallel) return;
+  if (!framework_info(job.framework).planner_support.moe_tp_needs_sp) return;
+  throw InputError(
+      file, "plan.sequence_parallel", "false with a MoE model and tp = " + std::to_string(p.tp),
+      std::string("true (") + to_string(job.framework) +
+          " requires sequence parallelism for MoE with tensor parallelism), or tp = 1");
+}
+
 Job parse_job(const Json& object, const std::string& file, const std::string& base_dir,
               PlanCheck plan_check) {
   JsonReader in(object, file, "");
@@ -262,6 +275,7 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     if (auto violation = check_plan(job.model, job.cluster, job.training, job.plan)) {
       throw_plan_violation(*violation, file);
     }
+    check_moe_sequence_parallel(job, file);
   }
   return job;
 }

@@ -12,6 +12,10 @@ namespace {
 constexpr int64_t kMaxDegree = 1'000'000;
 
 std::string str(int64_t v) { return std::to_string(v); }
+
+int64_t moe_expert_ffn(const ModelSpec& model) {
+  return model.moe ? model.moe->expert_ffn_hidden_size : 0;
+}
 }  // namespace
 
 const char* to_string(Recompute recompute) {
@@ -85,6 +89,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
     }
   }
   p.zero_shard_size = in.int_or("zero_shard_size", 0, 0, kMaxDegree);
+  p.etp = in.int_or("etp", 0, 0, kMaxDegree);
 
   const int64_t model_parallel = p.model_parallel_gpus();
   if (const auto dp = in.optional_int("dp", 1, kMaxDegree)) {
@@ -152,10 +157,24 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
       return violation("experts-by-ep", "plan.ep", str(p.ep),
                        "a divisor of model.moe.num_experts (" + str(model.moe->num_experts) + ")");
     }
-    if ((p.dp * p.cp) % p.ep != 0 && (p.dp * p.cp * p.tp) % p.ep != 0) {
+    if (p.etp == 0 && (p.dp * p.cp) % p.ep != 0 && (p.dp * p.cp * p.tp) % p.ep != 0) {
       return violation("ep-placement", "plan.ep", str(p.ep),
                        "a divisor of dp*cp (" + str(p.dp * p.cp) + ") or of tp*dp*cp (" +
                            str(p.dp * p.cp * p.tp) + ")");
+    }
+  }
+  if (p.etp > 0 && !model.moe) {
+    return violation("etp-without-moe", "plan.etp", str(p.etp), "0 (unset) for a dense model");
+  }
+  if (p.etp > 0) {
+    if (moe_expert_ffn(model) % p.etp != 0) {
+      return violation(
+          "expert-ffn-by-etp", "plan.etp", str(p.etp),
+          "a divisor of model.moe.expert_ffn_hidden_size (" + str(moe_expert_ffn(model)) + ")");
+    }
+    if ((p.dp * p.cp * p.tp) % (p.ep * p.etp) != 0) {
+      return violation("ep-placement", "plan.etp", str(p.etp),
+                       "a size with ep*etp dividing tp*dp*cp (" + str(p.dp * p.cp * p.tp) + ")");
     }
   }
   if (p.vpp > 1 && p.pp == 1) {
@@ -247,6 +266,7 @@ Json parallel_plan_to_json(const ParallelPlan& p) {
   if (p.order != "tp-cp-ep-dp-pp") out["order"] = p.order;
   if (!p.layers_per_stage.empty()) out["layers_per_stage"] = p.layers_per_stage;
   if (p.zero_shard_size > 0) out["zero_shard_size"] = p.zero_shard_size;
+  if (p.etp > 0) out["etp"] = p.etp;
   return out;
 }
 

@@ -39,6 +39,7 @@ struct ParallelPlan {
   std::string order = "tp-cp-ep-dp-pp";   // rank order, fastest-varying first (Megatron)
   std::vector<int64_t> layers_per_stage;  // explicit split over pp*vpp model chunks
   int64_t zero_shard_size = 0;            // hybrid sharding group; 0 = all of dp
+  int64_t etp = 0;                        // expert tensor-parallel size; 0 = the rule below
   // Keys the job file set explicitly; the others may take the framework's defaults.
   std::vector<std::string> given_keys;
   bool was_given(std::string_view key) const;
@@ -52,9 +53,13 @@ struct ParallelPlan {
   int64_t num_micro_batches(int64_t global_batch_size) const {
     return global_batch_size / (dp * micro_batch_size);
   }
-  // Expert tensor parallel size: Megatron-Core keeps tp for experts when ep fits inside
-  // dp*cp, else experts use tp=1 and ep spans the tensor-parallel ranks too.
-  int64_t expert_tp() const { return (dp * cp) % ep == 0 ? tp : 1; }
+  // Expert tensor parallel size: the plan's etp when given (Megatron-Core
+  // --expert-tensor-parallel-size, torchtitan expert_tensor_parallel_degree), else tp when ep
+  // fits inside dp*cp, else 1 (ep then spans the tensor-parallel ranks too).
+  int64_t expert_tp() const {
+    if (etp > 0) return etp;
+    return (dp * cp) % ep == 0 ? tp : 1;
+  }
   int64_t effective_zero_shard() const { return zero_shard_size > 0 ? zero_shard_size : dp; }
 };
 

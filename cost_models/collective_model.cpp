@@ -56,6 +56,15 @@ double ring_time_s(const NodeSpec& node, const GroupPlacement& group, double bus
   return std::min(time_s(kRingSimple), time_s(kRingLowLatency));
 }
 
+// Network latencies a collective pays in sequence: log2(nodes) for the tree and
+// recursive-doubling algorithms of collectives over several nodes, one for a send/receive,
+// which is a neighbour exchange however many nodes its group spans (a context-parallel ring
+// step or a pipeline transfer moves each message over one hop).
+double network_hops(Collective op, double nodes) {
+  if (op == Collective::SendRecv) return 1.0;
+  return std::max(1.0, std::log2(nodes));
+}
+
 }  // namespace
 
 double intra_node_busbw_gbps(const NodeSpec& node, Collective op, int64_t ranks,
@@ -97,7 +106,7 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
   const CollectiveFit* fit = find_fit(node, op, inter, group.size, size_bytes);
   if (fit != nullptr) {
     cost.busbw_gbps = fit->busbw_gbps;
-    cost.latency_s = fit->latency_us * kUs * (inter ? std::max(1.0, std::log2(nodes)) : 1.0);
+    cost.latency_s = fit->latency_us * kUs * (inter ? network_hops(op, nodes) : 1.0);
   } else if (!inter) {
     cost.busbw_gbps = intra_node_busbw_gbps(node, op, group.ranks_per_node, size_bytes);
     cost.latency_s = node.intra.latency_us * kUs;
@@ -126,7 +135,7 @@ CollectiveCost collective_cost(const NodeSpec& node, Collective op, const GroupP
           std::max(network_gbps / std::max(1.0, static_cast<double>(group.ranks_per_node)), 1e-3));
     }
     cost.busbw_gbps = busbw;
-    cost.latency_s = node.inter.latency_us * kUs * std::max(1.0, std::log2(nodes));
+    cost.latency_s = node.inter.latency_us * kUs * network_hops(op, nodes);
   }
   const double factor = op == Collective::SendRecv ? 1.0 : bus_factor(op, group.size);
   cost.time_s = cost.latency_s + size_bytes * factor / gbps_to_bytes_per_s(cost.busbw_gbps);

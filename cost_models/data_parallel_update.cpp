@@ -80,6 +80,27 @@ StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const Frame
   return comm;
 }
 
+// Hybrid sharding (zero_shard_size < the data-parallel group): per-layer ZeRO-3 / FSDP
+// reduce-scatters gradients inside each shard group (fsdp_layer_costs), and the shard groups'
+// replicas then all-reduce their gradient shards once per step (PyTorch HSDP: reduce-scatter
+// within the shard group, all-reduce across replicate groups; DeepSpeed ZeRO++ hpZ alike).
+StageComm replica_all_reduce(const ParallelPlan& plan, const NodeSpec& node,
+                             const FrameworkTraits& traits, const StageParameters& sp,
+                             const TrainableParams& trainable) {
+  StageComm comm;
+  const int64_t dense_group = traits.cp_shards_optimizer ? plan.dp * plan.cp : plan.dp;
+  if (plan.zero_shard_size <= 0 || plan.zero_shard_size >= dense_group) return comm;
+  const int64_t replicas = dense_group / plan.zero_shard_size;
+  const GroupPlacement group =
+      place_strided(replicas, plan.tp * plan.zero_shard_size, node, plan.num_gpus());
+  const double shard_params = trainable.dense / static_cast<double>(sp.dense_shard_group) +
+                              trainable.expert / static_cast<double>(sp.expert_shard_group);
+  comm.reduce_s =
+      collective_cost(node, Collective::AllReduce, group, shard_params * traits.grad_reduce_bytes)
+          .time_s;
+  return comm;
+}
+
 // End of stage s's gradient reduction when each chunk's reduction starts during its last
 // backward pass (one channel, chunks in the order their last backward starts; the last bucket
 // of each chunk waits for the end of that backward).
@@ -147,8 +168,8 @@ DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& t
   for (int64_t s = 0; s < plan.pp; ++s) {
     const StageParameters& sp = stages[s];
     const TrainableParams trainable = trainable_params(sp, lora);
-    const StageComm comm =
-        per_layer_fsdp ? StageComm{} : stage_comm(plan, node, traits, groups, trainable);
+    const StageComm comm = per_layer_fsdp ? replica_all_reduce(plan, node, traits, sp, trainable)
+                                          : stage_comm(plan, node, traits, groups, trainable);
     const double finish = pipeline.finish_s[s];
     const double end = traits.overlap_dp_grad_reduce && comm.reduce_s > 0
                            ? overlapped_reduction_end_s(pipeline, s, comm.reduce_s,

@@ -70,29 +70,32 @@ void record(const CostContext& ctx, const char* name, const char* kind, double f
 // Weights are frozen under LoRA: the backward pass computes the input gradient only.
 bool frozen_weights(const CostContext& ctx) { return ctx.training->method == TrainingMethod::Lora; }
 
+// `batch` independent GEMMs of one shape run as one grouped GEMM (one launch, their tiles
+// scheduled together).
 void add_linear(BlockTimes& t, const char* name, const OpTime& ops, const CostContext& ctx,
-                double m, double n, double k) {
+                double m, double n, double k, double batch = 1) {
   const bool frozen = frozen_weights(ctx);
-  const double f = ops.gemm_forward(m, n, k);
-  const double dg = ops.gemm_dgrad(m, n, k);
-  const double wg = frozen ? 0.0 : ops.gemm_wgrad(m, n, k);
-  record(ctx, name, "gemm", 2 * m * n * k, 0, f, dg + wg);
+  const double f = ops.gemm_forward(m, n, k, batch);
+  const double dg = ops.gemm_dgrad(m, n, k, batch);
+  const double wg = frozen ? 0.0 : ops.gemm_wgrad(m, n, k, batch);
+  record(ctx, name, "gemm", 2 * m * n * k * batch, 0, f, dg + wg);
   t.forward_compute += f;
   t.forward_gemm += f;
   t.backward_compute += dg + wg;
   t.backward_wgrad += wg;
   t.backward_dgrad += dg;
-  const double flops = 2 * m * n * k;
+  const double flops = 2 * m * n * k * batch;
   const double passes = frozen ? 2.0 : 3.0;
   t.model_flops += passes * flops;
   t.executed_flops += passes * flops;
   if (ctx.training->precision == Precision::Fp8) {
     // Quantise the input (m x k) forward and the output gradient (m x n) backward.
-    const double cast_forward = ops.memory(kFp8CastBytes * m * k);
-    const double cast_backward = ops.memory(kFp8CastBytes * m * n);
+    const double cast_forward = ops.memory(kFp8CastBytes * m * k * batch);
+    const double cast_backward = ops.memory(kFp8CastBytes * m * n * batch);
     t.forward_compute += cast_forward;
     t.backward_compute += cast_backward;
-    record(ctx, "fp8 cast", "memory", 0, kFp8CastBytes * m * k, cast_forward, cast_backward);
+    record(ctx, "fp8 cast", "memory", 0, kFp8CastBytes * m * k * batch, cast_forward,
+           cast_backward);
   }
 }
 
@@ -458,20 +461,20 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const double routed = expert_rows * kExpertImbalance;
   const double per_expert = routed / local_experts;
 
+  // The local experts' GEMMs run as grouped GEMMs (one launch per projection, the experts'
+  // tiles scheduled together: Megatron-Core --moe-grouped-gemm, TE GroupedLinear), and their
+  // activation as one kernel over all received rows.
   BlockTimes mlp;
-  BlockTimes experts;
-  add_linear(experts, "expert fc1 (one expert)", ops, ctx, per_expert, (swiglu ? 2 * fe : fe) / etp,
-             h);
-  add_linear(experts, "expert fc2 (one expert)", ops, ctx, per_expert, h, fe / etp);
-  add_memory_op(experts, "expert activation (one expert)", ops, ctx,
-                (swiglu ? 3 : 2) * bpv * per_expert * fe / etp);
-  mlp.forward_compute = experts.forward_compute * local_experts;
-  mlp.backward_compute = experts.backward_compute * local_experts;
-  mlp.forward_gemm = experts.forward_gemm * local_experts;
-  mlp.backward_wgrad = experts.backward_wgrad * local_experts;
-  mlp.backward_dgrad = experts.backward_dgrad * local_experts;
-  mlp.model_flops = experts.model_flops * local_experts / kExpertImbalance;
-  mlp.executed_flops = experts.executed_flops * local_experts;
+  add_linear(mlp, "expert fc1 (grouped)", ops, ctx, per_expert, (swiglu ? 2 * fe : fe) / etp, h,
+             local_experts);
+  add_linear(mlp, "expert fc2 (grouped)", ops, ctx, per_expert, h, fe / etp, local_experts);
+  add_memory_op(mlp, "expert activation", ops, ctx, (swiglu ? 3 : 2) * bpv * routed * fe / etp);
+  // Model FLOPs count the balanced rows only (the imbalance allowance is not useful work), and
+  // each token's expert work once: without sequence parallelism every tensor-parallel rank
+  // holds all T tokens, so experts narrower than tp (expert tp < tp) repeat the work tp/etp
+  // times. Model FLOPs are a property of the model and the tokens, never of the plan.
+  const double expert_repeats = sp ? 1.0 : t / etp;
+  mlp.model_flops /= kExpertImbalance * expert_repeats;
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double fs = static_cast<double>(moe.shared_expert_ffn_hidden_size);
     add_linear(mlp, "shared expert fc1", ops, ctx, T, (swiglu ? 2 * fs : fs) / t, h);
@@ -480,7 +483,11 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   }
   // Router: a small GEMM over all experts, then softmax and top-k over the dispatched tokens'
   // fp32 scores.
+  // Without sequence parallelism every tensor-parallel rank routes all T tokens: the router's
+  // model FLOPs count once.
+  const double flops_before_router = mlp.model_flops;
   add_linear(mlp, "router", ops, ctx, dispatched, static_cast<double>(moe.num_experts), h);
+  mlp.model_flops = flops_before_router + (mlp.model_flops - flops_before_router) / (sp ? 1.0 : t);
   add_memory_op(mlp, "router softmax/top-k", ops, ctx,
                 3 * 4.0 * dispatched * static_cast<double>(moe.num_experts));
   // Megatron-Core's all-to-all dispatcher copies the routed tokens four times: permute by

@@ -30,10 +30,17 @@ struct OpTime {
                     static_cast<int64_t>(std::llround(std::max(1.0, batch)))};
     return gemm_time_s(gpu, shape, gemm_precision);
   }
-  // Forward GEMM and its backward pair (input gradient, weight gradient).
-  double gemm_forward(double m, double n, double k) const { return gemm(m, n, k); }
-  double gemm_dgrad(double m, double n, double k) const { return gemm(m, k, n); }
-  double gemm_wgrad(double m, double n, double k) const { return gemm(k, n, m); }
+  // Forward GEMM and its backward pair (input gradient, weight gradient); `batch` GEMMs of
+  // the shape in one grouped launch (Megatron-Core's grouped GEMM for the local experts).
+  double gemm_forward(double m, double n, double k, double batch = 1) const {
+    return gemm(m, n, k, batch);
+  }
+  double gemm_dgrad(double m, double n, double k, double batch = 1) const {
+    return gemm(m, k, n, batch);
+  }
+  double gemm_wgrad(double m, double n, double k, double batch = 1) const {
+    return gemm(k, n, m, batch);
+  }
 
   // A memory-bound kernel moving `bytes` (memory_kernel_bytes_per_s), at least one launch.
   double memory(double bytes, const char* kind = nullptr) const {

@@ -32,6 +32,7 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
   const int64_t dense_group = traits.cp_shards_optimizer ? p.dp * p.cp : p.dp;
   const int64_t shard = p.zero_shard_size > 0 ? p.zero_shard_size : dense_group;
   const int64_t expert_dp = std::max<int64_t>(1, (p.dp * p.cp * p.tp) / (p.ep * p.expert_tp()));
+  const int64_t expert_shard = p.zero_shard_size > 0 ? std::min(shard, expert_dp) : expert_dp;
 
   std::vector<StageParameters> out;
   for (int64_t s = 0; s < p.pp; ++s) {
@@ -52,7 +53,9 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
           }
           sp.dense_params += layer_dense;
           sp.expert_params += layer_expert;
-          sp.largest_layer_params = std::max(sp.largest_layer_params, layer_dense + layer_expert);
+          const double gathered =
+              (shard > 1 ? layer_dense : 0.0) + (expert_shard > 1 ? layer_expert : 0.0);
+          sp.largest_layer_params = std::max(sp.largest_layer_params, gathered);
         }
       }
       first_layer += n;
@@ -67,7 +70,7 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
     }
     sp.dense_params += sp.embedding_params;
     sp.dense_shard_group = shard;
-    sp.expert_shard_group = p.zero_shard_size > 0 ? std::min(shard, expert_dp) : expert_dp;
+    sp.expert_shard_group = expert_shard;
     out.push_back(sp);
   }
   return out;

@@ -22,7 +22,9 @@ struct StageParameters {
   double expert_params = 0;         // per GPU: routed experts; replicated over expert-dp
   double embedding_params = 0;      // part of dense_params on stage 0 / the last stage
   double adapter_params = 0;        // LoRA: trainable adapters (dense and expert params frozen)
-  double largest_layer_params = 0;  // per GPU, for FSDP's gathered working set
+  double largest_layer_params = 0;  // per GPU, for FSDP's gathered working set: the layer's
+                                    // parameters in a shard group of more than one GPU (a
+                                    // group of one holds them whole: nothing to gather)
   int64_t dense_shard_group = 1;    // ZeRO shard size for dense parameters
   int64_t expert_shard_group = 1;   // ZeRO shard size for expert parameters
 };

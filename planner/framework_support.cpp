@@ -4,7 +4,8 @@
 
 namespace parplan::planner {
 
-std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& p) {
+std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& p,
+                                                    bool moe_model) {
   const PlannerSupport& s = framework_info(framework).planner_support;
   if (!s.tp && p.tp > 1) return "framework-no-tp";
   if (!s.pp && p.pp > 1) return "framework-no-pp";
@@ -15,6 +16,9 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
   if (!s.allows_zero_stage(p.zero_stage)) return "framework-zero-stage";
   if (p.pp > 1 && !s.allows_schedule(p.schedule)) return "framework-schedule";
   if (!s.selective_recompute && p.recompute == Recompute::Selective) return "framework-recompute";
+  if (s.moe_tp_needs_sp && moe_model && p.tp > 1 && !p.sequence_parallel) {
+    return "framework-moe-needs-sp";
+  }
   return std::nullopt;
 }
 

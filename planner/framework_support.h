@@ -13,8 +13,10 @@
 
 namespace parplan::planner {
 
-// nullopt when the framework supports the plan, else a short reason tag
-// ("framework-no-cp", "framework-zero-stage", ...). O(1) lookup; allocates only the tag.
-std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& plan);
+// nullopt when the framework supports the plan (of a MoE model when `moe_model`), else a short
+// reason tag ("framework-no-cp", "framework-zero-stage", ...). O(1) lookup; allocates only the
+// tag.
+std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& plan,
+                                                    bool moe_model = false);
 
 }  // namespace parplan::planner

@@ -11,11 +11,11 @@ namespace {
 // Plan keys whose values move each breakdown part (the cost model's inputs for that part).
 const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
   static const std::map<std::string, std::vector<std::string>> keys = {
-      {"compute", {"tp", "cp", "ep", "micro_batch_size"}},
+      {"compute", {"tp", "cp", "ep", "etp", "micro_batch_size"}},
       {"recompute", {"recompute"}},
       {"tp_comm", {"tp", "sequence_parallel"}},
       {"cp_comm", {"cp"}},
-      {"ep_comm", {"ep"}},
+      {"ep_comm", {"ep", "etp"}},
       {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
       {"dp_comm", {"dp", "zero_stage"}},
       {"fsdp_comm", {"zero_stage", "dp"}},

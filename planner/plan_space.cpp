@@ -43,7 +43,19 @@ bool split_balanced(int64_t layers, int64_t chunks, double limit) {
 // The model-parallel degrees of a plan and the data-parallel degree they leave.
 struct Layout {
   int64_t tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, vpp = 1;
+  int64_t etp = 0;  // expert tensor-parallel size; 0 = ParallelPlan::expert_tp()'s rule
 };
+
+// Expert tensor-parallel sizes of a MoE layout: the rule's (0), and with tp > 1 experts
+// without tensor parallelism (etp 1: Megatron-Core --expert-tensor-parallel-size 1, the
+// DeepSeek-V3 / Qwen3 MoE recipes), which trades the expert-TP all-gathers for more experts'
+// weights per GPU.
+std::vector<int64_t> expert_tp_options(const ModelSpec& model, const Layout& l,
+                                       const PlanFixes& fixes) {
+  if (fixes.etp) return {*fixes.etp};
+  if (!model.moe || l.tp == 1 || (l.dp * l.cp) % l.ep != 0) return {0};
+  return {0, 1};
+}
 
 // Every layout of the space in the order tp, cp, pp, ep, vpp (each ascending, or its pinned
 // value); combinations that are no layout are counted in `out` by reason.
@@ -104,7 +116,11 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
               reject("uneven-split-limit");
               continue;
             }
-            layouts.push_back({tp, cp, pp, dp, ep, vpp});
+            const Layout layout{tp, cp, pp, dp, ep, vpp};
+            for (int64_t etp : expert_tp_options(model, layout, fixes)) {
+              layouts.push_back(layout);
+              layouts.back().etp = etp;
+            }
           }
         }
       }
@@ -169,6 +185,7 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
             p.dp = layout.dp;
             p.ep = layout.ep;
             p.vpp = layout.vpp;
+            p.etp = layout.etp;
             p.micro_batch_size = mbs;
             p.sequence_parallel = sp;
             p.recompute = recompute;
@@ -176,7 +193,8 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
             p.schedule = schedule;
             if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
               ++out.rejected[violation->reason];
-            } else if (auto reason = unsupported_by_framework(job.framework, p)) {
+            } else if (auto reason =
+                           unsupported_by_framework(job.framework, p, job.model.moe.has_value())) {
               ++out.rejected[*reason];
             } else {
               out.plans.push_back(p);
@@ -204,17 +222,12 @@ std::vector<int64_t> divisors(int64_t n) {
 
 PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
   PlanFixes out;
-  const std::vector<std::string> keys = {"tp",
-                                         "pp",
-                                         "dp",
-                                         "cp",
-                                         "ep",
-                                         "vpp",
-                                         "micro_batch_size",
-                                         "mbs",
-                                         "sequence_parallel",
-                                         "recompute",
-                                         "zero_stage",
+  const std::vector<std::string> keys = {"tp",        "pp",
+                                         "dp",        "cp",
+                                         "ep",        "etp",
+                                         "vpp",       "micro_batch_size",
+                                         "mbs",       "sequence_parallel",
+                                         "recompute", "zero_stage",
                                          "schedule"};
   for (const auto& fix : fixes) {
     const auto eq = fix.find('=');
@@ -233,6 +246,8 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
       out.cp = parse_positive(key, value);
     else if (key == "ep")
       out.ep = parse_positive(key, value);
+    else if (key == "etp")
+      out.etp = parse_positive(key, value);
     else if (key == "vpp")
       out.vpp = parse_positive(key, value, kMaxFixedVpp);
     else if (key == "micro_batch_size" || key == "mbs")

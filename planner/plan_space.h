@@ -16,7 +16,7 @@
 namespace parplan::planner {
 
 struct PlanFixes {
-  std::optional<int64_t> tp, pp, dp, cp, ep, vpp, micro_batch_size;
+  std::optional<int64_t> tp, pp, dp, cp, ep, etp, vpp, micro_batch_size;
   std::optional<bool> sequence_parallel;
   std::optional<Recompute> recompute;
   std::optional<int> zero_stage;

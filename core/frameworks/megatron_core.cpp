@@ -26,7 +26,8 @@ extern constexpr FrameworkDescription kMegatronCore = {
     // tp/pp/vpp/cp/ep, sequence parallelism, distributed optimizer, Megatron-FSDP.
     .planner_support = {.zero_stages = zero_stage_set({0, 1, 3}),
                         .schedules =
-                            schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved})},
+                            schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved}),
+                        .moe_tp_needs_sp = true},
     .cost_traits = megatron_core_cost_traits,
     .export_formats = kExportFormats,
 };

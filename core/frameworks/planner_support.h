@@ -34,6 +34,10 @@ struct PlannerSupport {
       schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved, ScheduleKind::Gpipe,
                     ScheduleKind::ZeroBubble, ScheduleKind::DualPipe});
   bool selective_recompute = true;
+  // MoE with tensor parallelism only with sequence parallelism (Megatron-Core
+  // transformer_config.py: "When using MoE and tensor parallelism, sequence parallelism must
+  // be used"): the router and the token dispatch work on each rank's own sequence shard.
+  bool moe_tp_needs_sp = false;
 
   constexpr bool allows_zero_stage(int stage) const { return (zero_stages >> stage) & 1u; }
   constexpr bool allows_schedule(ScheduleKind schedule) const {

@@ -73,10 +73,40 @@ TEST(GemmEfficiency, TheLastWaveOfTilesLeavesProcessorsIdle) {
   gpu.gemm_tile_m = 128;
   gpu.gemm_tile_n = 128;
   EXPECT_NEAR(gemm_efficiency(gpu, {5 * 128, 128, 4096}, Precision::Bf16), 0.8 * 5.0 / 8.0, 1e-12);
-  // Four tiles fill one wave exactly; a partial tile costs a whole one (tile quantization).
+  // Four tiles fill one wave exactly; a partial tile costs a whole one (tile quantization):
+  // 513 rows take as long as 640, two waves, of which 513 / 640 of the fifth tile's rows and
+  // 5 of 8 processor slots are useful.
   EXPECT_NEAR(gemm_efficiency(gpu, {4 * 128, 128, 4096}, Precision::Bf16), 0.8, 1e-12);
-  EXPECT_NEAR(gemm_efficiency(gpu, {4 * 128 + 1, 128, 4096}, Precision::Bf16), 0.8 * 5.0 / 8.0,
-              1e-12);
+  EXPECT_NEAR(gemm_efficiency(gpu, {4 * 128 + 1, 128, 4096}, Precision::Bf16),
+              0.8 * 5.0 / 8.0 * 513.0 / 640.0, 1e-12);
+  EXPECT_NEAR(gemm_time_s(gpu, {4 * 128 + 1, 128, 4096}, Precision::Bf16),
+              gemm_time_s(gpu, {5 * 128, 128, 4096}, Precision::Bf16), 1e-15);
+}
+
+TEST(GemmEfficiency, FewTilesSplitTheirDepthOverIdleProcessors) {
+  // One 128 x 128 tile on four processors: split-K runs four 1024-deep slices side by side,
+  // so the machine is full; with K = 256 a slice cannot be shallower than 256 and one
+  // processor works alone.
+  GpuSpec gpu = plain_gpu();
+  gpu.sm_count = 4;
+  gpu.gemm_tile_m = 128;
+  gpu.gemm_tile_n = 128;
+  EXPECT_NEAR(gemm_efficiency(gpu, {128, 128, 4096}, Precision::Bf16), 0.8, 1e-12);
+  EXPECT_NEAR(gemm_efficiency(gpu, {128, 128, 256}, Precision::Bf16), 0.8 / 4, 1e-12);
+  // Two tiles split in two each: full again.
+  EXPECT_NEAR(gemm_efficiency(gpu, {256, 128, 4096}, Precision::Bf16), 0.8, 1e-12);
+}
+
+TEST(GemmEfficiency, NarrowShapesUseNarrowTiles) {
+  // A 32- or 40-wide output is computed in tiles of its own width, not padded to the full
+  // 128: no padding waste, only the small dimension's ramp (n_half).
+  GpuSpec gpu = plain_gpu();
+  gpu.sm_count = 1;
+  gpu.gemm_tile_m = 128;
+  gpu.gemm_tile_n = 128;
+  gpu.gemm_n_half = 32;
+  EXPECT_NEAR(gemm_efficiency(gpu, {128, 32, 4096}, Precision::Bf16), 0.8 * 32.0 / 64.0, 1e-12);
+  EXPECT_NEAR(gemm_efficiency(gpu, {128, 40, 4096}, Precision::Bf16), 0.8 * 40.0 / 72.0, 1e-12);
 }
 
 TEST(GemmTime, ComputeBoundAtTheSustainedClock) {
