@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/check.h"
 #include "planner/framework_support.h"
@@ -30,6 +31,13 @@ int64_t parse_positive(const std::string& key, const std::string& value,
 std::vector<int64_t> fixed_or(const std::optional<int64_t>& fix, std::vector<int64_t> options) {
   if (fix) return {*fix};
   return options;
+}
+
+// "1.25" for a limit in messages.
+std::string fixed_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 // Layers per chunk are balanced enough: ceil(L / chunks) <= limit * L / chunks.
@@ -66,16 +74,26 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
   if (cps.empty()) cps.push_back(1);
   std::vector<int64_t> eps = {1};
   if (model.moe) eps = divisors(model.moe->num_experts);
-  auto reject = [&](const std::string& reason) {
+  auto reject = [&](const std::string& reason, const std::string& example) {
     ++out.considered;
     ++out.rejected[reason];
+    out.examples.try_emplace(reason, example);
+  };
+  const std::string str_gpus = std::to_string(gpus);
+  auto uneven = [&](int64_t chunks) {
+    return "plan.pp: found " + std::to_string(chunks) + " model chunks (pp*vpp) for " +
+           std::to_string(model.num_layers) + " layers; allowed: chunks whose largest holds at " +
+           "most " + fixed_text(limits.max_chunk_imbalance) + " x the mean layer count";
   };
 
   std::vector<Layout> layouts;
   for (int64_t tp : fixed_or(fixes.tp, tps)) {
     for (int64_t cp : fixed_or(fixes.cp, cps)) {
       if (gpus % (tp * cp) != 0) {
-        reject("gpu-count");
+        reject("gpu-count", "plan.tp: found tp*cp = " + std::to_string(tp) + "*" +
+                                std::to_string(cp) + " = " + std::to_string(tp * cp) +
+                                "; allowed: a product that divides the cluster's " + str_gpus +
+                                " GPUs");
         continue;
       }
       std::vector<int64_t> pps;
@@ -84,13 +102,15 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
       }
       for (int64_t pp : fixed_or(fixes.pp, pps)) {
         if (gpus % (tp * cp * pp) != 0) {
-          reject("gpu-count");
+          reject("gpu-count", "plan.pp: found tp*cp*pp = " + std::to_string(tp * cp * pp) +
+                                  "; allowed: a product that divides the cluster's " + str_gpus +
+                                  " GPUs");
           continue;
         }
         const int64_t dp = gpus / (tp * cp * pp);
         if (fixes.dp && *fixes.dp != dp) continue;  // outside the pinned part of the space
         if (!split_balanced(model.num_layers, pp, limits.max_chunk_imbalance)) {
-          reject("uneven-split-limit");
+          reject("uneven-split-limit", uneven(pp));
           continue;
         }
         std::vector<int64_t> vpps = {1};
@@ -101,7 +121,7 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
           for (int64_t vpp : fixed_or(fixes.vpp, vpps)) {
             if (vpp > 1 &&
                 !split_balanced(model.num_layers, pp * vpp, limits.max_chunk_imbalance)) {
-              reject("uneven-split-limit");
+              reject("uneven-split-limit", uneven(pp * vpp));
               continue;
             }
             layouts.push_back({tp, cp, pp, dp, ep, vpp});
@@ -176,8 +196,17 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
             p.schedule = schedule;
             if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
               ++out.rejected[violation->reason];
+              if (!out.examples.count(violation->reason)) {
+                out.examples[violation->reason] = violation->key_path + ": found " +
+                                                  violation->found +
+                                                  "; allowed: " + violation->allowed;
+              }
             } else if (auto reason = unsupported_by_framework(job.framework, p)) {
               ++out.rejected[*reason];
+              if (!out.examples.count(*reason)) {
+                out.examples[*reason] = "framework " + std::string(to_string(job.framework)) +
+                                        " does not run such plans (planner/framework_support.h)";
+              }
             } else {
               out.plans.push_back(p);
             }
@@ -204,6 +233,7 @@ std::vector<int64_t> divisors(int64_t n) {
 
 PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
   PlanFixes out;
+  std::map<std::string, std::string> given;  // key -> the --fix that gave it
   const std::vector<std::string> keys = {"tp",
                                          "pp",
                                          "dp",
@@ -223,6 +253,12 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
     }
     const std::string key = fix.substr(0, eq);
     const std::string value = fix.substr(eq + 1);
+    const std::string canonical = key == "mbs" ? "micro_batch_size" : key;
+    if (const auto earlier = given.find(canonical); earlier != given.end()) {
+      throw UsageError("--fix: " + canonical + ": found twice (\"" + earlier->second + "\" and \"" +
+                       fix + "\"); allowed: each key once");
+    }
+    given.emplace(canonical, fix);
     if (key == "tp")
       out.tp = parse_positive(key, value);
     else if (key == "pp")
@@ -274,6 +310,40 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
     }
   }
   return out;
+}
+
+void check_fixes_fit_cluster(const Job& job, const PlanFixes& fixes) {
+  constexpr int64_t kProductCap = 1'000'000'000'000;
+  const int64_t gpus = job.cluster.num_gpus;
+  std::string names, values, first;
+  int64_t product = 1;
+  int pinned = 0;
+  for (const auto& [name, fix] : {std::pair{"tp", fixes.tp}, std::pair{"cp", fixes.cp},
+                                  std::pair{"pp", fixes.pp}, std::pair{"dp", fixes.dp}}) {
+    if (!fix) continue;
+    ++pinned;
+    if (first.empty()) first = name;
+    names += (names.empty() ? "" : "*") + std::string(name);
+    values += (values.empty() ? "" : "*") + std::to_string(*fix);
+    // Capped so that four pins up to 10^6 cannot overflow; beyond the cap it is no divisor.
+    product = std::min(product * *fix, kProductCap);
+  }
+  if (pinned == 0) return;
+  const std::string found =
+      pinned == 1 ? values
+                  : names + " = " + values + " = " +
+                        (product >= kProductCap ? "more than 10^12" : std::to_string(product));
+  const std::string cluster = std::to_string(gpus) + " GPUs (" +
+                              std::to_string(job.cluster.num_nodes) + " x " +
+                              job.cluster.node.name + ")";
+  if (product > gpus || gpus % product != 0) {
+    throw InputError("--fix", first, found,
+                     (pinned == 1 ? "a divisor of" : "a product that divides") +
+                         std::string(" the cluster's ") + cluster);
+  }
+  if (pinned == 4 && product != gpus) {
+    throw InputError("--fix", first, found, "a product equal to the cluster's " + cluster);
+  }
 }
 
 Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits) {

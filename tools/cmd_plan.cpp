@@ -1,6 +1,7 @@
 // `parplan plan --job FILE [--top K] [--json] [--fix KEY=VALUE]... [--objective ...]
-// [--max-memory-fraction F] [--pareto] [--threads N] [--stats] [--report DIR]`: searches the
-// plan space; --report writes the comparison report (tools/report) of the top plans.
+// [--max-memory-fraction F] [--pareto] [--all-variants] [--threads N] [--stats] [--report DIR]`:
+// searches the plan space; --report writes the comparison report (tools/report) of the top
+// plans. No plan that fits: tools/plan_dead_end.h explains, exit 3.
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,11 +9,15 @@
 #include <optional>
 
 #include "core/atomic_file.h"
+#include "core/cluster_shape.h"
 #include "core/units.h"
+#include "planner/plan_groups.h"
 #include "planner/search.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
+#include "tools/memory_fit.h"
+#include "tools/plan_dead_end.h"
 #include "tools/plan_sweep.h"
 #include "tools/report/report_writers.h"
 #include "tools/text_table.h"
@@ -20,9 +25,6 @@
 namespace parplan::tools {
 
 namespace {
-
-// Above this share of GPU memory a plan's fit is within the memory model's error.
-constexpr double kTightMemoryFraction = 0.92;
 
 struct PlanOptions {
   std::string job;
@@ -32,6 +34,7 @@ struct PlanOptions {
   std::string objective = "throughput";
   double max_memory_fraction = 1.0;
   bool pareto = false;
+  bool all_variants = false;  // list near-copies of a layout too (planner/plan_groups.h)
   int threads = 0;
   bool stats = false;
   std::string profile;
@@ -47,6 +50,7 @@ Json ranked_json(const Job& base, const std::vector<planner::RankedPlan>& plans)
     job.plan = r.plan;
     Json entry = estimate_to_json(job, r.estimate);
     entry.erase("memory");
+    entry["folded_variants"] = r.folded_variants;
     list.push_back(entry);
   }
   return list;
@@ -77,6 +81,7 @@ planner::SearchOptions search_options(const PlanOptions& o) {
   planner::SearchOptions search;
   search.fixes = planner::parse_fixes(o.fixes);
   search.top_k = o.top;
+  search.distinct = !o.all_variants;
   search.pareto = o.pareto;
   search.threads = o.threads;
   search.max_memory_fraction = o.max_memory_fraction;
@@ -127,6 +132,7 @@ void run_plan(const PlanOptions& o) {
   }
   if (!o.report.empty()) check_report_dir(o.report);
   planner::SearchOptions search = search_options(o);
+  planner::check_fixes_fit_cluster(job, search.fixes);
   const bool bar = !o.json && isatty(STDERR_FILENO);
   if (bar) {
     search.progress = [](int64_t done, int64_t total) {
@@ -139,6 +145,8 @@ void run_plan(const PlanOptions& o) {
   const planner::SearchResult r = planner::search_plans(job, search);
   if (bar) std::fprintf(stderr, "\r%60s\r", "");
   const double rate = r.search_time_s > 0 ? static_cast<double>(r.valid) / r.search_time_s : 0;
+  std::optional<DeadEnd> dead_end;
+  if (r.top.empty()) dead_end = explain_dead_end(job, o.fixes, search, r);
 
   if (o.json) {
     Json rejected = Json::object();
@@ -154,21 +162,23 @@ void run_plan(const PlanOptions& o) {
                 {"layer_cost_keys", r.layer_cost_keys},
                 {"plans_per_s", rate},
                 {"threads", r.threads},
-                {"objective", o.objective}};
+                {"objective", o.objective},
+                {"distinct", search.distinct},
+                {"folded_variants", r.folded_variants}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
+    if (dead_end) out["no_plan"] = dead_end->json;
     print_json(out);
     if (!o.report.empty()) write_plan_report(o, job, r);
+    if (dead_end) throw QuietExit{kNoPlanFitsExit};
     return;
   }
-  std::printf("%s on %lld x %s (%lld GPUs), global batch %lld x %lld tokens, %s, %s\n\n",
-              job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
-              job.cluster.node.name.c_str(), static_cast<long long>(job.cluster.num_gpus),
+  std::printf("%s on %s, global batch %lld x %lld tokens, %s, %s\n\n", job.model.name.c_str(),
+              cluster_shape_text(job.cluster).c_str(),
               static_cast<long long>(job.training.global_batch_size),
               static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
               to_string(job.framework));
-  if (r.top.empty()) {
-    std::printf("no plan fits: %lld combinations considered, none valid and within memory.\n",
-                static_cast<long long>(r.considered));
+  if (dead_end) {
+    std::fputs(dead_end->text.c_str(), stdout);
   } else {
     TextTable table(
         {"#", "plan", "step s", "tokens/s", "MFU", "memory GiB", "bubble", "exposed comm"});
@@ -183,19 +193,22 @@ void run_plan(const PlanOptions& o) {
                      percent(comm / p.estimate.step_time_s)});
     }
     std::fputs(table.render({0, 2, 3, 4, 5, 6, 7}).c_str(), stdout);
+    if (r.folded_variants > 0) {
+      std::printf(
+          "(%lld variants folded into these plans: they differ only in %s; "
+          "--all-variants lists them)\n",
+          static_cast<long long>(r.folded_variants), planner::kFoldedKeys);
+    }
     std::printf("\nbest plan:\n");
     Job best = job;
     best.plan = r.top.front().plan;
     std::fputs(estimate_to_text(best, r.top.front().estimate).c_str(), stdout);
-    // The memory model's median error on published runs with a measured peak is ~8%
-    // (validate --published): a plan at the edge of the GPU's memory may not fit for real.
+    // A plan at the edge of the GPU's memory may not fit for real (tools/memory_fit.h).
     const auto& memory = r.top.front().estimate.memory;
-    const double used = memory.peak_bytes / memory.capacity_bytes;
-    if (used > kTightMemoryFraction && o.max_memory_fraction > kTightMemoryFraction) {
-      std::printf(
-          "note: the best plan uses %.0f%% of GPU memory; predictions of peak memory are "
-          "within about 8%% (median), so --max-memory-fraction 0.9 keeps headroom\n",
-          100 * used);
+    std::printf("%s\n", memory_fit_text(memory).c_str());
+    const std::string note = tight_memory_note("the best plan", memory);
+    if (!note.empty() && o.max_memory_fraction > kTightMemoryFraction) {
+      std::printf("note: %s\n", note.c_str());
     }
   }
   if (o.pareto && !r.pareto.empty()) {
@@ -224,6 +237,7 @@ void run_plan(const PlanOptions& o) {
     std::printf("per-layer cost keys: %lld\n", static_cast<long long>(r.layer_cost_keys));
   }
   if (!o.report.empty()) write_plan_report(o, job, r);
+  if (dead_end) throw QuietExit{kNoPlanFitsExit};
 }
 
 }  // namespace
@@ -242,6 +256,8 @@ void register_plan(CLI::App& app) {
                   "A plan fits when its peak memory is at most this fraction of the GPU's")
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--pareto", o->pareto, "Also list the time-vs-memory Pareto front");
+  cmd->add_flag("--all-variants", o->all_variants,
+                "List every variant of a layout (vpp, schedule, ZeRO 0-2), not only its best");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--stats", o->stats, "Print search statistics");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/cluster_shape.h"
 #include "core/plural.h"
 #include "core/presets.h"
 #include "core/units.h"
@@ -150,10 +151,9 @@ std::string tflops_text(double tflops) {
 std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%s on %lld x %s (%s), %s, framework %s\n",
-                job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
-                job.cluster.node.name.c_str(), count_of(job.cluster.num_gpus, "GPU").c_str(),
-                to_string(job.training.precision), to_string(job.framework));
+  std::snprintf(line, sizeof line, "%s on %s, %s, framework %s\n", job.model.name.c_str(),
+                cluster_shape_text(job.cluster).c_str(), to_string(job.training.precision),
+                to_string(job.framework));
   out += line;
   const auto& p = job.plan;
   std::snprintf(

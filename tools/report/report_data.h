@@ -21,6 +21,8 @@ struct ReportPlan {
   cost::StepEstimate estimate;
   int rank = 0;  // 1 = best
   bool on_pareto_front = false;
+  // A search plan standing for a layout: its other variants that fit (planner/plan_groups.h).
+  int64_t folded_variants = 0;
 };
 
 struct ReportData {
