@@ -70,6 +70,7 @@ void write_plan_report(const PlanOptions& o, const Job& job, const planner::Sear
     plan.job = job;
     plan.job.plan = r.top[k].plan;
     plan.estimate = r.top[k].estimate;
+    plan.folded_variants = r.top[k].folded_variants;
     plans.push_back(std::move(plan));
   }
   const ReportFiles files = write_report(o.report, build_report(job, std::move(plans)), {o.job});

@@ -174,6 +174,26 @@ TEST(CompareSearch, PinsMemoryFractionAndDistinctPlans) {
   EXPECT_TRUE(contains(bad.output, "error: --fix: tp: found 3")) << bad.output;
 }
 
+// Llama 3.1 8B on two H100s: the fastest plan that fits fills the GPUs to within a few %.
+TEST(CompareSearch, ATightWinnerGetsAHeadroomNoteAndTheFractionRemovesIt) {
+  TempDir dir;
+  const std::string job =
+      write_job(dir, "llama3.1-8b", R"({"node": "dgx-h100", "num_gpus": 2})", 12, 4096);
+  const CommandResult tight =
+      run_parplan("compare --job " + q(job) + " --top 1 --out " + q(dir.file("a")));
+  ASSERT_EQ(tight.exit_code, 0) << tight.output;
+  EXPECT_TRUE(contains(tight.output, "note: The winner #1 search #1 uses ")) << tight.output;
+  EXPECT_TRUE(contains(tight.output, "so --max-memory-fraction 0.9 keeps headroom"))
+      << tight.output;
+  const CommandResult roomy =
+      run_parplan("compare --job " + q(job) + " --top 1 --max-memory-fraction 0.9 --json --out " +
+                  q(dir.file("b")));
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.output;
+  const Json report = Json::parse(roomy.output);
+  EXPECT_LE(report.at("plans")[0].at("peak_memory_gib").get<double>(), 0.9 * 79.6);
+  EXPECT_FALSE(contains(report.at("notes").dump(), "keeps headroom")) << report.at("notes").dump();
+}
+
 TEST(CompareSearch, ACrossMethodGapNamesTheMethod) {
   TempDir dir;
   const CommandResult r = run_parplan("compare --job " + q(report_data("job.json")) +
