@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "core/plural.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/memory_fit.h"
@@ -57,7 +58,9 @@ void run_compare(const CompareOptions& o) {
     print_json(report_to_json(data));
     return;
   }
-  std::printf("compared %zu plans of %s\n", data.plans.size(), report_title(job).c_str());
+  std::printf("compared %s of %s\n",
+              count_of(static_cast<int64_t>(data.plans.size()), "plan").c_str(),
+              report_title(job).c_str());
   std::printf("winner: %s (%s), %s per step\n", plan_name(data.winner()).c_str(),
               plan_summary(data.winner().job.plan).c_str(),
               human_seconds(data.winner().estimate.step_time_s).c_str());

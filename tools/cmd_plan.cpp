@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/cluster_shape.h"
+#include "core/plural.h"
 #include "core/units.h"
 #include "planner/plan_groups.h"
 #include "planner/search.h"
@@ -223,10 +224,11 @@ void run_plan(const PlanOptions& o) {
   }
   std::printf(
       "\nsearch: %lld combinations, %lld valid, %lld fit in memory, %lld timed exactly, "
-      "%lld ruled out by their lower bound; %.3f s on %d threads (%.0f plans/s)\n",
+      "%lld ruled out by their lower bound; %.3f s on %s (%.0f plans/s)\n",
       static_cast<long long>(r.considered), static_cast<long long>(r.valid),
       static_cast<long long>(r.feasible), static_cast<long long>(r.evaluated),
-      static_cast<long long>(r.pruned_by_bound), r.search_time_s, r.threads, rate);
+      static_cast<long long>(r.pruned_by_bound), r.search_time_s,
+      count_of(r.threads, "thread").c_str(), rate);
   if (!r.rejected.empty()) {
     std::string line;
     for (const auto& [reason, count] : r.rejected) {

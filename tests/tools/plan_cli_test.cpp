@@ -213,6 +213,16 @@ TEST(ClusterShape, APartialNodeIsNamedAndQuestioned) {
                                      "dgx-h100 nodes + 4 GPUs on one more node"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "give num_nodes 12 (96 GPUs) or 13 (104 GPUs)")) << r.output;
+  // The plan search and the compare report name the shape too (never "13 x dgx-h100").
+  const CommandResult plan = run_parplan("plan --job " + q(job) + " --top 1 --threads 2");
+  EXPECT_TRUE(contains(plan.output, "llama3.1-8b on 12 full dgx-h100 nodes + 4 GPUs (100 GPUs)"))
+      << plan.output;
+  const CommandResult compare =
+      run_parplan("compare --job " + q(job) + " --top 1 --out " + q(dir.file("report")));
+  EXPECT_TRUE(
+      contains(compare.output, "compared 1 plan of llama3.1-8b on 12 full dgx-h100 nodes + 4 GPUs"))
+      << compare.output;
+  EXPECT_FALSE(contains(plan.output + compare.output, "13 x dgx-h100"));
 }
 
 TEST(ClusterShape, Nvl72RacksOfferSixtyFourOfSeventyTwo) {
