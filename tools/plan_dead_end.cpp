@@ -87,12 +87,14 @@ void add_least_memory(const Job& job, const planner::SearchOptions& options,
   out.json["closest_plan"] = parallel_plan_to_json(least.plan);
 }
 
-void add_larger_cluster(const Job& job, const planner::SearchOptions& options, DeadEnd& out) {
+void add_larger_cluster(const Job& job, const planner::SearchOptions& options,
+                        const std::vector<std::string>& fixes, DeadEnd& out) {
   const auto fit = planner::smallest_fitting_cluster(job, options);
   const std::string& node = job.cluster.node.name;
   if (!fit) {
     out.text += "  no cluster of " + node + " nodes up to " +
-                std::to_string(planner::kMaxDeadEndGpus) + " GPUs fits a plan\n";
+                std::to_string(planner::kMaxDeadEndGpus) + " GPUs fits a plan" +
+                (fixes.empty() ? "" : " with --fix " + joined(fixes, " ")) + "\n";
     out.json["smallest_fitting_cluster"] = nullptr;
     return;
   }
@@ -146,7 +148,7 @@ DeadEnd explain_dead_end(const Job& job, const std::vector<std::string>& fixes,
              " valid plans, none within the memory of a GPU:\n";
   out.json["why"] = "out of memory";
   add_least_memory(job, options, r, out);
-  add_larger_cluster(job, options, out);
+  add_larger_cluster(job, options, fixes, out);
   DeadEnd rejections;  // in the JSON only: the "rejected:" line below the text has the counts
   add_rejections(r, rejections);
   out.json["rejected"] = rejections.json["rejected"];
