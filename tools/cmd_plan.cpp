@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "core/units.h"
+#include "planner/prediction_interval.h"
 #include "planner/search.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
@@ -30,7 +31,7 @@ struct PlanOptions {
   bool json = false;
   std::vector<std::string> fixes;
   std::string objective = "throughput";
-  double max_memory_fraction = 1.0;
+  double max_memory_fraction = 0;  // 0: the error model's (planner/prediction_interval.h)
   bool pareto = false;
   int threads = 0;
   bool stats = false;
@@ -79,7 +80,9 @@ planner::SearchOptions search_options(const PlanOptions& o) {
   search.top_k = o.top;
   search.pareto = o.pareto;
   search.threads = o.threads;
-  search.max_memory_fraction = o.max_memory_fraction;
+  search.max_memory_fraction = o.max_memory_fraction > 0
+                                   ? o.max_memory_fraction
+                                   : planner::recommended_max_memory_fraction();
   search.objective =
       o.objective == "memory" ? planner::Objective::MemoryHeadroom : planner::Objective::Throughput;
   return search;
@@ -154,7 +157,8 @@ void run_plan(const PlanOptions& o) {
                 {"layer_cost_keys", r.layer_cost_keys},
                 {"plans_per_s", rate},
                 {"threads", r.threads},
-                {"objective", o.objective}};
+                {"objective", o.objective},
+                {"max_memory_fraction", search.max_memory_fraction}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
     print_json(out);
     if (!o.report.empty()) write_plan_report(o, job, r);
@@ -183,6 +187,9 @@ void run_plan(const PlanOptions& o) {
                      percent(comm / p.estimate.step_time_s)});
     }
     std::fputs(table.render({0, 2, 3, 4, 5, 6, 7}).c_str(), stdout);
+    std::printf("\nplans fit within %.1f%% of GPU memory (%s)\n", 100 * search.max_memory_fraction,
+                o.max_memory_fraction > 0 ? "--max-memory-fraction"
+                                          : "headroom for the memory model's measured error");
     std::printf("\nbest plan:\n");
     Job best = job;
     best.plan = r.top.front().plan;
@@ -191,7 +198,7 @@ void run_plan(const PlanOptions& o) {
     // (validate --published): a plan at the edge of the GPU's memory may not fit for real.
     const auto& memory = r.top.front().estimate.memory;
     const double used = memory.peak_bytes / memory.capacity_bytes;
-    if (used > kTightMemoryFraction && o.max_memory_fraction > kTightMemoryFraction) {
+    if (used > kTightMemoryFraction && search.max_memory_fraction > kTightMemoryFraction) {
       std::printf(
           "note: the best plan uses %.0f%% of GPU memory; predictions of peak memory are "
           "within about 8%% (median), so --max-memory-fraction 0.9 keeps headroom\n",
@@ -239,7 +246,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--objective", o->objective, "throughput (default) or memory (most headroom)")
       ->check(CLI::IsMember({"throughput", "memory"}));
   cmd->add_option("--max-memory-fraction", o->max_memory_fraction,
-                  "A plan fits when its peak memory is at most this fraction of the GPU's")
+                  "A plan fits when its peak memory is at most this fraction of the GPU's "
+                  "(default: the headroom the memory model's measured error needs, "
+                  "docs/intervals.md)")
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--pareto", o->pareto, "Also list the time-vs-memory Pareto front");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")

@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "core/frameworks/plan_defaults.h"
+#include "planner/prediction_interval.h"
 #include "planner/search.h"
 
 namespace parplan::tools {
@@ -66,6 +67,7 @@ std::vector<ReportPlan> collect_plans(const Job& job, const PlanSources& sources
     if (sources.top_k > 0) {
       planner::SearchOptions options;
       options.top_k = sources.top_k;
+      options.max_memory_fraction = planner::recommended_max_memory_fraction();
       const planner::SearchResult result = planner::search_plans(base, options);
       int k = 1;
       for (const auto& ranked : result.top) {
