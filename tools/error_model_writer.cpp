@@ -59,6 +59,7 @@ Json error_model_file_json(const planner::ErrorModel& model) {
 }
 
 void write_error_model(const std::vector<std::string>& files, const std::string& out) {
+  check_not_overwriting_inputs(out, files);
   const planner::ErrorModel model = build_error_model(files);
   const Json json = error_model_file_json(model);
   write_file_atomically(out, json.dump(1) + "\n");
