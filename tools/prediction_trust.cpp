@@ -56,9 +56,9 @@ std::string prediction_trust_to_text(const Job& job, const cost::StepEstimate& e
     out += line;
   }
   if (memory) {
-    std::snprintf(line, sizeof line,
-                  "               peak memory %.1f to %.1f GiB (%d validation runs: %s)\n",
-                  memory->low, memory->high, memory->runs, memory->basis.c_str());
+    std::snprintf(line, sizeof line, "%s peak memory %.1f to %.1f GiB (%d validation runs: %s)\n",
+                  step ? "              " : "80% interval  ", memory->low, memory->high,
+                  memory->runs, memory->basis.c_str());
     out += line;
   }
   const auto list = planner::find_extrapolations(model, features);
