@@ -171,8 +171,15 @@ void run_plan(const PlanOptions& o) {
               static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
               to_string(job.framework));
   if (r.top.empty()) {
-    std::printf("no plan fits: %lld combinations considered, none valid and within memory.\n",
-                static_cast<long long>(r.considered));
+    std::printf(
+        "no plan fits: %lld combinations considered, none valid and within %.1f%% of GPU "
+        "memory.\n",
+        static_cast<long long>(r.considered), 100 * search.max_memory_fraction);
+    if (o.max_memory_fraction <= 0 && search.max_memory_fraction < 1.0) {
+      std::printf(
+          "(the default headroom for the memory model's measured error; "
+          "--max-memory-fraction 1.0 admits plans predicted to fill the GPU)\n");
+    }
   } else {
     TextTable table(
         {"#", "plan", "step s", "tokens/s", "MFU", "memory GiB", "bubble", "exposed comm"});
