@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "core/frameworks/registry.h"
 #include "planner/framework_support.h"
 
 namespace parplan::planner {
@@ -52,6 +53,23 @@ bool split_balanced(int64_t layers, int64_t chunks, double limit) {
 struct Layout {
   int64_t tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, vpp = 1;
 };
+
+// Virtual stages per pipeline stage: 2 to max_vpp, and beyond it every count that splits each
+// stage's layers into equal whole chunks (Megatron-Core needs num_layers % (pp * vpp) == 0
+// for its default split), down to one layer per chunk: the published Nemotron-4 340B run
+// (tests/data/published_runs.json, dgxc_nemotron4_340b_fp8_128gpu) uses pp 8, vpp 12 on 96
+// layers.
+std::vector<int64_t> virtual_stage_counts(int64_t num_layers, int64_t pp,
+                                          const SpaceLimits& limits) {
+  std::vector<int64_t> vpps = {1};
+  if (pp == 1) return vpps;
+  for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
+  if (num_layers % pp != 0) return vpps;
+  for (int64_t v : divisors(num_layers / pp)) {
+    if (v > limits.max_vpp) vpps.push_back(v);
+  }
+  return vpps;
+}
 
 // Every layout of the space in the order tp, cp, pp, ep, vpp (each ascending, or its pinned
 // value); combinations that are no layout are counted in `out` by reason.
@@ -113,10 +131,7 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
           reject("uneven-split-limit", uneven(pp));
           continue;
         }
-        std::vector<int64_t> vpps = {1};
-        if (pp > 1) {
-          for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
-        }
+        const std::vector<int64_t> vpps = virtual_stage_counts(model.num_layers, pp, limits);
         for (int64_t ep : fixed_or(fixes.ep, eps)) {
           for (int64_t vpp : fixed_or(fixes.vpp, vpps)) {
             if (vpp > 1 &&
@@ -153,12 +168,19 @@ std::vector<bool> sequence_parallel_options(const Layout& layout, const PlanFixe
   return {false};
 }
 
-// Schedules: interleaved for several chunks per stage, 1F1B or zero-bubble for one.
-std::vector<ScheduleKind> schedule_options(const Layout& layout, const PlanFixes& fixes) {
+// Schedules: interleaved for several chunks per stage; 1F1B, zero-bubble and, where the
+// framework runs it (DeepSeek-V3's DualPipe, published by a run of "other" software),
+// DualPipe for one.
+std::vector<ScheduleKind> schedule_options(const Job& job, const Layout& layout,
+                                           const PlanFixes& fixes) {
   if (fixes.schedule) return {*fixes.schedule};
   if (layout.vpp > 1) return {ScheduleKind::Interleaved};
-  if (layout.pp > 1) return {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubble};
-  return {ScheduleKind::OneFOneB};
+  if (layout.pp == 1) return {ScheduleKind::OneFOneB};
+  std::vector<ScheduleKind> out = {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubble};
+  if (framework_info(job.framework).planner_support.allows_schedule(ScheduleKind::DualPipe)) {
+    out.push_back(ScheduleKind::DualPipe);
+  }
+  return out;
 }
 
 // Every plan of one layout in the order micro-batch size, sequence parallelism, recompute,
@@ -171,7 +193,7 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
           : std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full};
   const std::vector<int> zeros =
       fixes.zero_stage ? std::vector<int>{*fixes.zero_stage} : std::vector<int>{0, 1, 2, 3};
-  const std::vector<ScheduleKind> schedules = schedule_options(layout, fixes);
+  const std::vector<ScheduleKind> schedules = schedule_options(job, layout, fixes);
   const std::vector<bool> sps = sequence_parallel_options(layout, fixes);
   for (int64_t mbs :
        fixed_or(fixes.micro_batch_size, micro_batch_sizes(job.training, layout.dp, limits))) {
@@ -300,9 +322,11 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
         out.schedule = ScheduleKind::Gpipe;
       else if (value == "zero-bubble" || value == "zb-h1")
         out.schedule = ScheduleKind::ZeroBubble;
+      else if (value == "dualpipe")
+        out.schedule = ScheduleKind::DualPipe;
       else
         throw InputError("--fix", key, "\"" + value + "\"",
-                         "1f1b, interleaved, gpipe or zero-bubble");
+                         "1f1b, interleaved, gpipe, zero-bubble or dualpipe");
     } else {
       std::string list;
       for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;

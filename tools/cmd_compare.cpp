@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/plural.h"
+#include "planner/prediction_interval.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/memory_fit.h"
@@ -25,8 +26,9 @@ struct CompareOptions {
   std::string out;
   bool json = false;
   std::string profile;
-  std::vector<std::string> fixes;    // the search's pins, as `plan --fix`
-  double max_memory_fraction = 1.0;  // the search's fit, as `plan --max-memory-fraction`
+  std::vector<std::string> fixes;  // the search's pins, as `plan --fix`
+  double max_memory_fraction = 0;  // the search's fit, as `plan --max-memory-fraction`; 0: the
+                                   // default headroom (planner/prediction_interval.h)
   bool all_variants = false;
 };
 
@@ -41,7 +43,9 @@ void run_compare(const CompareOptions& o) {
   // Default: the job's plan against the five best plans of a search.
   if (o.plans.empty() && o.top < 0) sources.top_k = 5;
   sources.search.fixes = planner::parse_fixes(o.fixes);
-  sources.search.max_memory_fraction = o.max_memory_fraction;
+  sources.search.max_memory_fraction = o.max_memory_fraction > 0
+                                           ? o.max_memory_fraction
+                                           : planner::recommended_max_memory_fraction();
   sources.search.distinct = !o.all_variants;
   if (sources.top_k > 0) planner::check_fixes_fit_cluster(job, sources.search.fixes);
   for (const auto& m : o.methods) sources.methods.push_back(parse_training_method(m));
@@ -97,7 +101,8 @@ void register_compare(CLI::App& app) {
   cmd->add_option("--fix", o->fixes,
                   "Pin a plan key of the search, KEY=VALUE (repeatable), as plan --fix");
   cmd->add_option("--max-memory-fraction", o->max_memory_fraction,
-                  "The search keeps plans whose peak memory is at most this fraction of the GPU's")
+                  "The search keeps plans whose peak memory is at most this fraction of the GPU's "
+                  "(default: the headroom the memory model's measured error needs)")
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--all-variants", o->all_variants,
                 "Search plans include every variant of a layout (vpp, schedule, ZeRO 0-2)");

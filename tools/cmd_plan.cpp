@@ -13,6 +13,7 @@
 #include "core/plural.h"
 #include "core/units.h"
 #include "planner/plan_groups.h"
+#include "planner/prediction_interval.h"
 #include "planner/search.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
@@ -33,7 +34,7 @@ struct PlanOptions {
   bool json = false;
   std::vector<std::string> fixes;
   std::string objective = "throughput";
-  double max_memory_fraction = 1.0;
+  double max_memory_fraction = 0;  // 0: the error model's (planner/prediction_interval.h)
   bool pareto = false;
   bool all_variants = false;  // list near-copies of a layout too (planner/plan_groups.h)
   int threads = 0;
@@ -86,7 +87,9 @@ planner::SearchOptions search_options(const PlanOptions& o) {
   search.distinct = !o.all_variants;
   search.pareto = o.pareto;
   search.threads = o.threads;
-  search.max_memory_fraction = o.max_memory_fraction;
+  search.max_memory_fraction = o.max_memory_fraction > 0
+                                   ? o.max_memory_fraction
+                                   : planner::recommended_max_memory_fraction();
   search.objective =
       o.objective == "memory" ? planner::Objective::MemoryHeadroom : planner::Objective::Throughput;
   return search;
@@ -166,7 +169,8 @@ void run_plan(const PlanOptions& o) {
                 {"threads", r.threads},
                 {"objective", o.objective},
                 {"distinct", search.distinct},
-                {"folded_variants", r.folded_variants}};
+                {"folded_variants", r.folded_variants},
+                {"max_memory_fraction", search.max_memory_fraction}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
     if (dead_end) out["no_plan"] = dead_end->json;
     print_json(out);
@@ -181,6 +185,13 @@ void run_plan(const PlanOptions& o) {
               to_string(job.framework));
   if (dead_end) {
     std::fputs(dead_end->text.c_str(), stdout);
+    if (o.max_memory_fraction <= 0 && search.max_memory_fraction < 1.0) {
+      std::printf(
+          "(plans had to fit within %.1f%% of GPU memory, the default headroom for the memory "
+          "model's measured error; --max-memory-fraction 1.0 admits plans predicted to fill the "
+          "GPU)\n",
+          100 * search.max_memory_fraction);
+    }
   } else {
     TextTable table(
         {"#", "plan", "step s", "tokens/s", "MFU", "memory GiB", "bubble", "exposed comm"});
@@ -201,6 +212,9 @@ void run_plan(const PlanOptions& o) {
           "--all-variants lists them)\n",
           static_cast<long long>(r.folded_variants), planner::kFoldedKeys);
     }
+    std::printf("\nplans fit within %.1f%% of GPU memory (%s)\n", 100 * search.max_memory_fraction,
+                o.max_memory_fraction > 0 ? "--max-memory-fraction"
+                                          : "headroom for the memory model's measured error");
     std::printf("\nbest plan:\n");
     Job best = job;
     best.plan = r.top.front().plan;
@@ -209,7 +223,7 @@ void run_plan(const PlanOptions& o) {
     const auto& memory = r.top.front().estimate.memory;
     std::printf("%s\n", memory_fit_text(memory).c_str());
     const std::string note = tight_memory_note("the best plan", memory);
-    if (!note.empty() && o.max_memory_fraction > kTightMemoryFraction) {
+    if (!note.empty() && search.max_memory_fraction > kTightMemoryFraction) {
       std::printf("note: %s\n", note.c_str());
     }
   }
@@ -256,7 +270,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--objective", o->objective, "throughput (default) or memory (most headroom)")
       ->check(CLI::IsMember({"throughput", "memory"}));
   cmd->add_option("--max-memory-fraction", o->max_memory_fraction,
-                  "A plan fits when its peak memory is at most this fraction of the GPU's")
+                  "A plan fits when its peak memory is at most this fraction of the GPU's "
+                  "(default: the headroom the memory model's measured error needs, "
+                  "docs/intervals.md)")
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--pareto", o->pareto, "Also list the time-vs-memory Pareto front");
   cmd->add_flag("--all-variants", o->all_variants,

@@ -7,6 +7,7 @@
 #include "core/presets.h"
 #include "core/units.h"
 #include "tools/cli_common.h"
+#include "tools/prediction_trust.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -73,6 +74,7 @@ Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
   // Only for jobs with training.total_tokens: other jobs print what they always did.
   if (const auto run = cost::estimate_time_to_train(job, e))
     out.update(time_to_train_to_json(*run));
+  out.update(prediction_trust_to_json(job, e));
   return out;
 }
 
@@ -182,6 +184,7 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
                 static_cast<long long>(e.memory.peak_stage),
                 e.memory.fits ? "fits" : "DOES NOT FIT");
   out += line;
+  out += prediction_trust_to_text(job, e);
   if (!e.memory.fits) {
     for (const auto& stage : e.memory.stages) {
       if (stage.stage != e.memory.peak_stage) continue;

@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "core/frameworks/plan_defaults.h"
+#include "planner/prediction_interval.h"
 #include "planner/search.h"
 
 namespace parplan::tools {
