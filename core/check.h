@@ -1,10 +1,10 @@
 // Errors and checks shared by every library.
 //
 // parplan::Error is anything a user can cause and fix (bad input, an impossible job); it
-// carries one message and maps to exit code 1. parplan::InputError is the common case of a
-// wrong value in a file: it names the file, the key path, what was found and what is allowed.
-// PARPLAN_ASSERT guards internal invariants in every build type and aborts with file:line.
-// Tested in tests/core/model_spec_test.cpp, hf_config_test.cpp and the bad-input corpus
+// carries one message and maps to exit code 1 (parplan::UsageError: 2). parplan::InputError is the
+// common case of a wrong value in a file: it names the file, the key path, what was found and what
+// is allowed. PARPLAN_ASSERT guards internal invariants in every build type and aborts with
+// file:line. Tested in tests/core/model_spec_test.cpp, hf_config_test.cpp and the bad-input corpus
 // (tests/bad_inputs).
 #pragma once
 
@@ -19,6 +19,13 @@ namespace parplan {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A command line that asks for something contradictory (an option given twice with different
+// values): exit code 2, like the usage errors the option parser finds.
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& message) : Error(message) {}
 };
 
 // "FILE: KEY.PATH: found FOUND; allowed: ALLOWED". Any of the parts may be empty.

@@ -141,6 +141,9 @@ struct ClusterSpec {
   NodeSpec node;
   int64_t num_nodes = 1;
   int64_t num_gpus = 8;  // GPUs used (may be below num_nodes * gpus_per_node)
+  // With cluster.gpus_used_per_node: the GPUs each node has, of which node.gpus_per_node are
+  // used (64 of an NVL72 rack's 72); 0: every GPU of a node is used.
+  int64_t installed_gpus_per_node = 0;
 };
 
 NodeSpec parse_node_spec(const Json& object, const std::string& file, const std::string& path);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/check.h"
+#include "core/cluster_shape.h"
 #include "core/frameworks/plan_defaults.h"
 #include "core/frameworks/registry.h"
 #include "core/hardware_profile.h"
@@ -206,9 +207,13 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
     if (node_value == nullptr) {
       cluster.fail("node", "nothing (the key is missing)", "a node preset, path or object");
     }
-    const NodeSpec node = resolve_node(*node_value, file, "cluster.node", base_dir);
+    NodeSpec node = resolve_node(*node_value, file, "cluster.node", base_dir);
     const auto num_nodes = cluster.optional_int("num_nodes", 1, 10'000'000);
     const auto num_gpus = cluster.optional_int("num_gpus", 1, kMaxClusterGpus);
+    // Part of each node (64 of an NVL72 rack's 72): the job sees nodes of that many GPUs.
+    const int64_t installed = node.gpus_per_node;
+    const auto used_per_node = cluster.optional_int("gpus_used_per_node", 1, installed);
+    if (used_per_node) node.gpus_per_node = *used_per_node;
     cluster.finish();
     if (num_nodes && *num_nodes > kMaxClusterGpus / node.gpus_per_node) {
       cluster.fail("num_nodes", std::to_string(*num_nodes),
@@ -237,6 +242,12 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
                        "nic_gbit_per_s is 0)");
     }
     job.cluster = make_cluster(node, nodes, gpus);
+    if (used_per_node && *used_per_node != installed) {
+      job.cluster.installed_gpus_per_node = installed;
+    }
+    if (auto partial = partial_node_warning(job.cluster)) {
+      job.warnings.push_back(file + ": cluster.num_gpus: " + *partial);
+    }
   }
 
   const Json* training = in.find("training");
@@ -288,6 +299,9 @@ Job load_job(const std::string& path, PlanCheck plan_check) {
 
 Json job_to_json(const Job& job) {
   Json cluster = {{"node", job.cluster.node.name}, {"num_gpus", job.cluster.num_gpus}};
+  if (job.cluster.installed_gpus_per_node > 0) {
+    cluster["gpus_used_per_node"] = job.cluster.node.gpus_per_node;
+  }
   return {{"framework", to_string(job.framework)},
           {"model", model_spec_to_json(job.model)},
           {"cluster", cluster},

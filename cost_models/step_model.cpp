@@ -327,7 +327,8 @@ LayerTimesKey layer_times_key(const ParallelPlan& p) {
           p.expert_tp(),
           p.micro_batch_size,
           p.sequence_parallel && p.tp > 1,
-          static_cast<int>(p.recompute)};
+          static_cast<int>(p.recompute),
+          p.schedule == ScheduleKind::DualPipe};
 }
 
 double compute_lower_bound_s(const Job& job, const LayerTimes& layers) {

@@ -11,15 +11,15 @@ namespace {
 // Plan keys whose values move each breakdown part (the cost model's inputs for that part).
 const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
   static const std::map<std::string, std::vector<std::string>> keys = {
-      {"compute", {"tp", "cp", "ep", "etp", "micro_batch_size"}},
-      {"recompute", {"recompute"}},
+      {"compute", {"method", "tp", "cp", "ep", "etp", "micro_batch_size"}},
+      {"recompute", {"method", "recompute"}},
       {"tp_comm", {"tp", "sequence_parallel"}},
       {"cp_comm", {"cp"}},
       {"ep_comm", {"ep", "etp"}},
       {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
-      {"dp_comm", {"dp", "zero_stage"}},
-      {"fsdp_comm", {"zero_stage", "dp"}},
-      {"optimizer", {"zero_stage", "dp"}},
+      {"dp_comm", {"method", "dp", "zero_stage"}},
+      {"fsdp_comm", {"method", "zero_stage", "dp"}},
+      {"optimizer", {"method", "zero_stage", "dp"}},
   };
   return keys;
 }
@@ -27,6 +27,7 @@ const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
 // A plan key's value as the plan's JSON writes it ("micro-batches": the estimate's count).
 std::string key_value(const Job& job, const cost::StepEstimate& estimate, const std::string& key) {
   if (key == "micro-batches") return std::to_string(estimate.num_micro_batches);
+  if (key == "method") return to_string(job.training.method);
   const Json value = parallel_plan_to_json(job.plan).value(key, Json());
   return value.is_string() ? value.get<std::string>() : value.dump();
 }

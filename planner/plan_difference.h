@@ -14,7 +14,7 @@
 namespace parplan::planner {
 
 struct KeyDifference {
-  std::string key;  // a plan key ("pp", "recompute") or "micro-batches"
+  std::string key;  // a plan key ("pp", "recompute"), "micro-batches" or the training "method"
   std::string value_a;
   std::string value_b;
 };

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/check.h"
+#include "core/frameworks/registry.h"
 #include "planner/framework_support.h"
 
 namespace parplan::planner {
@@ -32,6 +34,13 @@ std::vector<int64_t> fixed_or(const std::optional<int64_t>& fix, std::vector<int
   return options;
 }
 
+// "1.25" for a limit in messages.
+std::string fixed_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 // Layers per chunk are balanced enough: ceil(L / chunks) <= limit * L / chunks.
 bool split_balanced(int64_t layers, int64_t chunks, double limit) {
   if (chunks > layers) return false;
@@ -57,6 +66,23 @@ std::vector<int64_t> expert_tp_options(const ModelSpec& model, const Layout& l,
   return {0, 1};
 }
 
+// Virtual stages per pipeline stage: 2 to max_vpp, and beyond it every count that splits each
+// stage's layers into equal whole chunks (Megatron-Core needs num_layers % (pp * vpp) == 0
+// for its default split), down to one layer per chunk: the published Nemotron-4 340B run
+// (tests/data/published_runs.json, dgxc_nemotron4_340b_fp8_128gpu) uses pp 8, vpp 12 on 96
+// layers.
+std::vector<int64_t> virtual_stage_counts(int64_t num_layers, int64_t pp,
+                                          const SpaceLimits& limits) {
+  std::vector<int64_t> vpps = {1};
+  if (pp == 1) return vpps;
+  for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
+  if (num_layers % pp != 0) return vpps;
+  for (int64_t v : divisors(num_layers / pp)) {
+    if (v > limits.max_vpp) vpps.push_back(v);
+  }
+  return vpps;
+}
+
 // Every layout of the space in the order tp, cp, pp, ep, vpp (each ascending, or its pinned
 // value); combinations that are no layout are counted in `out` by reason.
 std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
@@ -78,16 +104,26 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
   if (cps.empty()) cps.push_back(1);
   std::vector<int64_t> eps = {1};
   if (model.moe) eps = divisors(model.moe->num_experts);
-  auto reject = [&](const std::string& reason) {
+  auto reject = [&](const std::string& reason, const std::string& example) {
     ++out.considered;
     ++out.rejected[reason];
+    out.examples.try_emplace(reason, example);
+  };
+  const std::string str_gpus = std::to_string(gpus);
+  auto uneven = [&](int64_t chunks) {
+    return "plan.pp: found " + std::to_string(chunks) + " model chunks (pp*vpp) for " +
+           std::to_string(model.num_layers) + " layers; allowed: chunks whose largest holds at " +
+           "most " + fixed_text(limits.max_chunk_imbalance) + " x the mean layer count";
   };
 
   std::vector<Layout> layouts;
   for (int64_t tp : fixed_or(fixes.tp, tps)) {
     for (int64_t cp : fixed_or(fixes.cp, cps)) {
       if (gpus % (tp * cp) != 0) {
-        reject("gpu-count");
+        reject("gpu-count", "plan.tp: found tp*cp = " + std::to_string(tp) + "*" +
+                                std::to_string(cp) + " = " + std::to_string(tp * cp) +
+                                "; allowed: a product that divides the cluster's " + str_gpus +
+                                " GPUs");
         continue;
       }
       std::vector<int64_t> pps;
@@ -96,24 +132,23 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
       }
       for (int64_t pp : fixed_or(fixes.pp, pps)) {
         if (gpus % (tp * cp * pp) != 0) {
-          reject("gpu-count");
+          reject("gpu-count", "plan.pp: found tp*cp*pp = " + std::to_string(tp * cp * pp) +
+                                  "; allowed: a product that divides the cluster's " + str_gpus +
+                                  " GPUs");
           continue;
         }
         const int64_t dp = gpus / (tp * cp * pp);
         if (fixes.dp && *fixes.dp != dp) continue;  // outside the pinned part of the space
         if (!split_balanced(model.num_layers, pp, limits.max_chunk_imbalance)) {
-          reject("uneven-split-limit");
+          reject("uneven-split-limit", uneven(pp));
           continue;
         }
-        std::vector<int64_t> vpps = {1};
-        if (pp > 1) {
-          for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
-        }
+        const std::vector<int64_t> vpps = virtual_stage_counts(model.num_layers, pp, limits);
         for (int64_t ep : fixed_or(fixes.ep, eps)) {
           for (int64_t vpp : fixed_or(fixes.vpp, vpps)) {
             if (vpp > 1 &&
                 !split_balanced(model.num_layers, pp * vpp, limits.max_chunk_imbalance)) {
-              reject("uneven-split-limit");
+              reject("uneven-split-limit", uneven(pp * vpp));
               continue;
             }
             const Layout layout{tp, cp, pp, dp, ep, vpp};
@@ -149,12 +184,19 @@ std::vector<bool> sequence_parallel_options(const Layout& layout, const PlanFixe
   return {false};
 }
 
-// Schedules: interleaved for several chunks per stage, 1F1B or zero-bubble for one.
-std::vector<ScheduleKind> schedule_options(const Layout& layout, const PlanFixes& fixes) {
+// Schedules: interleaved for several chunks per stage; 1F1B, zero-bubble and, where the
+// framework runs it (DeepSeek-V3's DualPipe, published by a run of "other" software),
+// DualPipe for one.
+std::vector<ScheduleKind> schedule_options(const Job& job, const Layout& layout,
+                                           const PlanFixes& fixes) {
   if (fixes.schedule) return {*fixes.schedule};
   if (layout.vpp > 1) return {ScheduleKind::Interleaved};
-  if (layout.pp > 1) return {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubble};
-  return {ScheduleKind::OneFOneB};
+  if (layout.pp == 1) return {ScheduleKind::OneFOneB};
+  std::vector<ScheduleKind> out = {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubble};
+  if (framework_info(job.framework).planner_support.allows_schedule(ScheduleKind::DualPipe)) {
+    out.push_back(ScheduleKind::DualPipe);
+  }
+  return out;
 }
 
 // Every plan of one layout in the order micro-batch size, sequence parallelism, recompute,
@@ -167,7 +209,7 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
           : std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full};
   const std::vector<int> zeros =
       fixes.zero_stage ? std::vector<int>{*fixes.zero_stage} : std::vector<int>{0, 1, 2, 3};
-  const std::vector<ScheduleKind> schedules = schedule_options(layout, fixes);
+  const std::vector<ScheduleKind> schedules = schedule_options(job, layout, fixes);
   const std::vector<bool> sps = sequence_parallel_options(layout, fixes);
   for (int64_t mbs :
        fixed_or(fixes.micro_batch_size, micro_batch_sizes(job.training, layout.dp, limits))) {
@@ -193,9 +235,18 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
             p.schedule = schedule;
             if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
               ++out.rejected[violation->reason];
+              if (!out.examples.count(violation->reason)) {
+                out.examples[violation->reason] = violation->key_path + ": found " +
+                                                  violation->found +
+                                                  "; allowed: " + violation->allowed;
+              }
             } else if (auto reason =
                            unsupported_by_framework(job.framework, p, job.model.moe.has_value())) {
               ++out.rejected[*reason];
+              if (!out.examples.count(*reason)) {
+                out.examples[*reason] = "framework " + std::string(to_string(job.framework)) +
+                                        " does not run such plans (planner/framework_support.h)";
+              }
             } else {
               out.plans.push_back(p);
             }
@@ -222,6 +273,7 @@ std::vector<int64_t> divisors(int64_t n) {
 
 PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
   PlanFixes out;
+  std::map<std::string, std::string> given;  // key -> the --fix that gave it
   const std::vector<std::string> keys = {"tp",        "pp",
                                          "dp",        "cp",
                                          "ep",        "etp",
@@ -236,6 +288,12 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
     }
     const std::string key = fix.substr(0, eq);
     const std::string value = fix.substr(eq + 1);
+    const std::string canonical = key == "mbs" ? "micro_batch_size" : key;
+    if (const auto earlier = given.find(canonical); earlier != given.end()) {
+      throw UsageError("--fix: " + canonical + ": found twice (\"" + earlier->second + "\" and \"" +
+                       fix + "\"); allowed: each key once");
+    }
+    given.emplace(canonical, fix);
     if (key == "tp")
       out.tp = parse_positive(key, value);
     else if (key == "pp")
@@ -279,9 +337,11 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
         out.schedule = ScheduleKind::Gpipe;
       else if (value == "zero-bubble" || value == "zb-h1")
         out.schedule = ScheduleKind::ZeroBubble;
+      else if (value == "dualpipe")
+        out.schedule = ScheduleKind::DualPipe;
       else
         throw InputError("--fix", key, "\"" + value + "\"",
-                         "1f1b, interleaved, gpipe or zero-bubble");
+                         "1f1b, interleaved, gpipe, zero-bubble or dualpipe");
     } else {
       std::string list;
       for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
@@ -289,6 +349,40 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
     }
   }
   return out;
+}
+
+void check_fixes_fit_cluster(const Job& job, const PlanFixes& fixes) {
+  constexpr int64_t kProductCap = 1'000'000'000'000;
+  const int64_t gpus = job.cluster.num_gpus;
+  std::string names, values, first;
+  int64_t product = 1;
+  int pinned = 0;
+  for (const auto& [name, fix] : {std::pair{"tp", fixes.tp}, std::pair{"cp", fixes.cp},
+                                  std::pair{"pp", fixes.pp}, std::pair{"dp", fixes.dp}}) {
+    if (!fix) continue;
+    ++pinned;
+    if (first.empty()) first = name;
+    names += (names.empty() ? "" : "*") + std::string(name);
+    values += (values.empty() ? "" : "*") + std::to_string(*fix);
+    // Capped so that four pins up to 10^6 cannot overflow; beyond the cap it is no divisor.
+    product = std::min(product * *fix, kProductCap);
+  }
+  if (pinned == 0) return;
+  const std::string found =
+      pinned == 1 ? values
+                  : names + " = " + values + " = " +
+                        (product >= kProductCap ? "more than 10^12" : std::to_string(product));
+  const std::string cluster = std::to_string(gpus) + " GPUs (" +
+                              std::to_string(job.cluster.num_nodes) + " x " +
+                              job.cluster.node.name + ")";
+  if (product > gpus || gpus % product != 0) {
+    throw InputError("--fix", first, found,
+                     (pinned == 1 ? "a divisor of" : "a product that divides") +
+                         std::string(" the cluster's ") + cluster);
+  }
+  if (pinned == 4 && product != gpus) {
+    throw InputError("--fix", first, found, "a product equal to the cluster's " + cluster);
+  }
 }
 
 Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits) {

@@ -24,8 +24,13 @@ struct PlanFixes {
 };
 
 // Parses "KEY=VALUE" strings (keys as in the job's plan; mbs is micro_batch_size). Throws
-// InputError naming "--fix" for unknown keys or bad values.
+// InputError naming "--fix" for unknown keys or bad values, UsageError for a key given twice.
 PlanFixes parse_fixes(const std::vector<std::string>& fixes);
+
+// Throws InputError naming "--fix" when the pinned degrees cannot fill the cluster: their
+// product must divide its GPUs (equal them when tp, cp, pp and dp are all pinned), the same
+// rule `simulate` applies to a job's plan.
+void check_fixes_fit_cluster(const Job& job, const PlanFixes& fixes);
 
 // Bounds of the default space (docs/commands.md#plan); --fix can step outside them.
 struct SpaceLimits {
@@ -33,7 +38,9 @@ struct SpaceLimits {
   int64_t max_cp = 16;
   int64_t min_tokens_per_cp_rank = 1024;  // cp shards of at least this many tokens
   int64_t max_vpp = 8;
-  int64_t max_micro_batch_size = 16;
+  // 64: LLM Foundry publishes micro-batches of 18 to 40 sequences for its small models
+  // (tests/data/benchmark_tables/llm_foundry_mpt.json).
+  int64_t max_micro_batch_size = 64;
   // Uneven pipeline splits: the busiest model chunk holds at most this factor of the mean.
   double max_chunk_imbalance = 1.25;
 };
@@ -41,7 +48,10 @@ struct SpaceLimits {
 struct Enumeration {
   std::vector<ParallelPlan> plans;          // valid plans, in a fixed order
   std::map<std::string, int64_t> rejected;  // invalid combinations by reason
-  int64_t considered = 0;                   // combinations looked at
+  // The first violation met for each reason, worded as simulate words it:
+  // "plan.tp: found 3; allowed: a divisor of ...".
+  std::map<std::string, std::string> examples;
+  int64_t considered = 0;  // combinations looked at
 };
 
 Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits = {});

@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "cost_models/memory_model.h"
 #include "planner/parallel_for.h"
+#include "planner/plan_groups.h"
 
 namespace parplan::planner {
 
@@ -40,11 +41,14 @@ struct PlanFigures {
   std::vector<double> bound;      // lower bound of the step time (infinite if it does not fit)
   std::vector<char> fits;         // peak within the capacity
   std::vector<double> step_time;  // exact step time once evaluated, else infinite
+  std::vector<int64_t> group;     // distinct layouts: the plan's group (grouped is true)
+  bool grouped = false;
   explicit PlanFigures(int64_t n)
       : peak(n, 0.0),
         bound(n, std::numeric_limits<double>::infinity()),
         fits(n, 0),
-        step_time(n, std::numeric_limits<double>::infinity()) {}
+        step_time(n, std::numeric_limits<double>::infinity()),
+        group(n, 0) {}
 };
 
 // The objective's order of evaluated plans: least peak memory first (memory headroom), then
@@ -90,6 +94,39 @@ std::vector<int64_t> feasible_in_bound_order(const PlanFigures& f, bool by_memor
   return order;
 }
 
+// The best evaluated plan of each group (each plan alone when groups are plans), in
+// evaluation order of their groups' first appearance.
+std::vector<int64_t> best_of_each_group(const std::vector<int64_t>& evaluated, const PlanFigures& f,
+                                        const BetterPlan& better) {
+  if (!f.grouped) return evaluated;
+  std::map<int64_t, std::size_t> slot;
+  std::vector<int64_t> best;
+  for (int64_t i : evaluated) {
+    auto [it, added] = slot.try_emplace(f.group[i], best.size());
+    if (added) {
+      best.push_back(i);
+    } else if (better(i, best[it->second])) {
+      best[it->second] = i;
+    }
+  }
+  return best;
+}
+
+// Whether no plan from `candidate` on (in bound order) can enter the top K groups: K groups
+// are evaluated and the candidate's bound (its peak, for memory headroom) cannot beat the
+// K-th group's best. Nor can it improve a top-K group: its time is at least its bound, which
+// is at least the K-th group's best time, at least that group's best.
+bool top_k_settled(const std::vector<int64_t>& evaluated, int64_t candidate, int64_t k,
+                   const PlanFigures& f, const BetterPlan& better) {
+  if (static_cast<int64_t>(evaluated.size()) < k) return false;
+  std::vector<int64_t> best = best_of_each_group(evaluated, f, better);
+  if (static_cast<int64_t>(best.size()) < k) return false;
+  std::nth_element(best.begin(), best.begin() + (k - 1), best.end(), better);
+  const int64_t kth = best[k - 1];
+  return better.by_memory ? f.peak[candidate] > f.peak[kth]
+                          : f.bound[candidate] >= f.step_time[kth];
+}
+
 // Phase 2: exact step times in `order`, batch by batch, until no remaining plan can enter the
 // top K (its bound, or its memory, rules it out); returns the evaluated plans in order.
 std::vector<int64_t> evaluate_until_settled(const std::vector<int64_t>& order,
@@ -102,15 +139,7 @@ std::vector<int64_t> evaluate_until_settled(const std::vector<int64_t>& order,
   std::vector<int64_t> evaluated;
   std::size_t next = 0;
   while (next < order.size()) {
-    if (!options.pareto && static_cast<int64_t>(evaluated.size()) >= k) {
-      std::vector<int64_t> best = evaluated;
-      std::nth_element(best.begin(), best.begin() + (k - 1), best.end(), better);
-      const int64_t kth = best[k - 1];
-      const int64_t candidate = order[next];
-      const bool cannot_enter =
-          by_memory ? f.peak[candidate] > f.peak[kth] : f.bound[candidate] >= f.step_time[kth];
-      if (cannot_enter) break;
-    }
+    if (!options.pareto && top_k_settled(evaluated, order[next], k, f, better)) break;
     const std::size_t end = std::min(order.size(), next + static_cast<std::size_t>(kBatch));
     parallel_for(static_cast<int64_t>(end - next), threads, [&](int w, int64_t j) {
       const int64_t i = order[next + static_cast<std::size_t>(j)];
@@ -142,6 +171,17 @@ std::vector<int64_t> pareto_front(std::vector<int64_t> evaluated, const PlanFigu
   return front;
 }
 
+// Each plan's group of distinct layouts (planner/plan_groups.h), numbered in enumeration order.
+void assign_groups(const Enumeration& space, PlanFigures& f) {
+  std::map<PlanGroupKey, int64_t> ids;
+  for (std::size_t i = 0; i < space.plans.size(); ++i) {
+    const auto [it, added] =
+        ids.try_emplace(plan_group_key(space.plans[i]), static_cast<int64_t>(ids.size()));
+    f.group[i] = it->second;
+  }
+  f.grouped = true;
+}
+
 // Distinct per-layer cost keys over all workers' caches.
 int64_t count_layer_cost_keys(const std::vector<Worker>& workers) {
   std::set<cost::LayerTimesKey> keys;
@@ -162,9 +202,12 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
   result.rejected = space.rejected;
   result.valid = static_cast<int64_t>(space.plans.size());
 
+  result.rejection_examples = space.examples;
+
   std::vector<Worker> workers(result.threads, Worker{job, {}});
   const double capacity = job.cluster.node.gpu.memory_gib * kGiB * options.max_memory_fraction;
   PlanFigures figures(result.valid);
+  if (options.distinct) assign_groups(space, figures);
   screen_plans(space, workers, result.threads, capacity, figures);
   const bool by_memory = options.objective == Objective::MemoryHeadroom;
   const std::vector<int64_t> order = feasible_in_bound_order(figures, by_memory);
@@ -186,8 +229,26 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
   };
   std::sort(evaluated.begin(), evaluated.end(), BetterPlan{figures, by_memory});
   const int64_t k = std::max(1, options.top_k);
-  for (std::size_t j = 0; j < evaluated.size() && static_cast<int64_t>(j) < k; ++j) {
-    result.top.push_back(full_estimate(evaluated[j]));
+  if (figures.grouped) {
+    // Variants that fit, per group: the listed plan's folded count.
+    std::map<int64_t, int64_t> fitting;
+    for (int64_t i : order) ++fitting[figures.group[i]];
+    std::set<int64_t> listed;
+    for (int64_t i : evaluated) {
+      if (static_cast<int64_t>(result.top.size()) >= k) break;
+      if (!listed.insert(figures.group[i]).second) continue;
+      result.top.push_back(full_estimate(i));
+      result.top.back().folded_variants = fitting[figures.group[i]] - 1;
+      result.folded_variants += result.top.back().folded_variants;
+    }
+  } else {
+    for (std::size_t j = 0; j < evaluated.size() && static_cast<int64_t>(j) < k; ++j) {
+      result.top.push_back(full_estimate(evaluated[j]));
+    }
+  }
+  if (order.empty() && result.valid > 0) {
+    const auto least = std::min_element(figures.peak.begin(), figures.peak.end());
+    result.least_memory = full_estimate(least - figures.peak.begin());
   }
   if (options.pareto) {
     for (int64_t i : pareto_front(evaluated, figures)) result.pareto.push_back(full_estimate(i));

@@ -1,11 +1,15 @@
 // `parplan compare --job FILE [--plan P.json]... [--top K] [--method sft,lora] --out DIR
-// [--json]`: compares strategies side by side and writes DIR/report.{html,md,csv,json}.
+// [--fix KEY=VALUE]... [--max-memory-fraction F] [--all-variants] [--json]`: compares
+// strategies side by side and writes DIR/report.{html,md,csv,json}.
 // Tested in tests/tools/cli_test.cpp and report_golden_test.cpp.
 #include <cstdio>
 
 #include "core/check.h"
+#include "core/plural.h"
+#include "planner/prediction_interval.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
+#include "tools/memory_fit.h"
 #include "tools/report/plan_sources.h"
 #include "tools/report/report_writers.h"
 #include "tools/report/why.h"
@@ -22,6 +26,10 @@ struct CompareOptions {
   std::string out;
   bool json = false;
   std::string profile;
+  std::vector<std::string> fixes;  // the search's pins, as `plan --fix`
+  double max_memory_fraction = 0;  // the search's fit, as `plan --max-memory-fraction`; 0: the
+                                   // default headroom (planner/prediction_interval.h)
+  bool all_variants = false;
 };
 
 void run_compare(const CompareOptions& o) {
@@ -34,6 +42,12 @@ void run_compare(const CompareOptions& o) {
   sources.top_k = o.top > 0 ? o.top : 0;
   // Default: the job's plan against the five best plans of a search.
   if (o.plans.empty() && o.top < 0) sources.top_k = 5;
+  sources.search.fixes = planner::parse_fixes(o.fixes);
+  sources.search.max_memory_fraction = o.max_memory_fraction > 0
+                                           ? o.max_memory_fraction
+                                           : planner::recommended_max_memory_fraction();
+  sources.search.distinct = !o.all_variants;
+  if (sources.top_k > 0) planner::check_fixes_fit_cluster(job, sources.search.fixes);
   for (const auto& m : o.methods) sources.methods.push_back(parse_training_method(m));
   std::vector<ReportPlan> plans = collect_plans(job, sources);
   if (plans.empty()) {
@@ -48,10 +62,13 @@ void run_compare(const CompareOptions& o) {
     print_json(report_to_json(data));
     return;
   }
-  std::printf("compared %zu plans of %s\n", data.plans.size(), report_title(job).c_str());
+  std::printf("compared %s of %s\n",
+              count_of(static_cast<int64_t>(data.plans.size()), "plan").c_str(),
+              report_title(job).c_str());
   std::printf("winner: %s (%s), %s per step\n", plan_name(data.winner()).c_str(),
               plan_summary(data.winner().job.plan).c_str(),
               human_seconds(data.winner().estimate.step_time_s).c_str());
+  std::printf("  %s\n", memory_fit_text(data.winner().estimate.memory).c_str());
   for (const auto& sentence : data.why) std::printf("  %s\n", sentence.c_str());
   for (const auto& note : data.notes) std::printf("note: %s\n", note.c_str());
   std::printf("wrote %s\n      %s\n      %s\n      %s\n", files.html.c_str(),
@@ -81,6 +98,14 @@ void register_compare(CLI::App& app) {
   cmd->add_option(
       "--profile", o->profile,
       "Measured hardware profile (parplan profile) replacing the node preset's figures");
+  cmd->add_option("--fix", o->fixes,
+                  "Pin a plan key of the search, KEY=VALUE (repeatable), as plan --fix");
+  cmd->add_option("--max-memory-fraction", o->max_memory_fraction,
+                  "The search keeps plans whose peak memory is at most this fraction of the GPU's "
+                  "(default: the headroom the memory model's measured error needs)")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_flag("--all-variants", o->all_variants,
+                "Search plans include every variant of a layout (vpp, schedule, ZeRO 0-2)");
   cmd->callback([o] { run_compare(*o); });
 }
 

@@ -1,6 +1,7 @@
 // `parplan plan --job FILE [--top K] [--json] [--fix KEY=VALUE]... [--objective ...]
-// [--max-memory-fraction F] [--pareto] [--threads N] [--stats] [--report DIR]`: searches the
-// plan space; --report writes the comparison report (tools/report) of the top plans.
+// [--max-memory-fraction F] [--pareto] [--all-variants] [--threads N] [--stats] [--report DIR]`:
+// searches the plan space; --report writes the comparison report (tools/report) of the top
+// plans. No plan that fits: tools/plan_dead_end.h explains, exit 3.
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,11 +9,17 @@
 #include <optional>
 
 #include "core/atomic_file.h"
+#include "core/cluster_shape.h"
+#include "core/plural.h"
 #include "core/units.h"
+#include "planner/plan_groups.h"
+#include "planner/prediction_interval.h"
 #include "planner/search.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
+#include "tools/memory_fit.h"
+#include "tools/plan_dead_end.h"
 #include "tools/plan_sweep.h"
 #include "tools/report/report_writers.h"
 #include "tools/text_table.h"
@@ -21,17 +28,15 @@ namespace parplan::tools {
 
 namespace {
 
-// Above this share of GPU memory a plan's fit is within the memory model's error.
-constexpr double kTightMemoryFraction = 0.92;
-
 struct PlanOptions {
   std::string job;
   int top = 10;
   bool json = false;
   std::vector<std::string> fixes;
   std::string objective = "throughput";
-  double max_memory_fraction = 1.0;
+  double max_memory_fraction = 0;  // 0: the error model's (planner/prediction_interval.h)
   bool pareto = false;
+  bool all_variants = false;  // list near-copies of a layout too (planner/plan_groups.h)
   int threads = 0;
   bool stats = false;
   std::string profile;
@@ -47,6 +52,7 @@ Json ranked_json(const Job& base, const std::vector<planner::RankedPlan>& plans)
     job.plan = r.plan;
     Json entry = estimate_to_json(job, r.estimate);
     entry.erase("memory");
+    entry["folded_variants"] = r.folded_variants;
     list.push_back(entry);
   }
   return list;
@@ -66,6 +72,7 @@ void write_plan_report(const PlanOptions& o, const Job& job, const planner::Sear
     plan.job = job;
     plan.job.plan = r.top[k].plan;
     plan.estimate = r.top[k].estimate;
+    plan.folded_variants = r.top[k].folded_variants;
     plans.push_back(std::move(plan));
   }
   const ReportFiles files = write_report(o.report, build_report(job, std::move(plans)), {o.job});
@@ -77,9 +84,12 @@ planner::SearchOptions search_options(const PlanOptions& o) {
   planner::SearchOptions search;
   search.fixes = planner::parse_fixes(o.fixes);
   search.top_k = o.top;
+  search.distinct = !o.all_variants;
   search.pareto = o.pareto;
   search.threads = o.threads;
-  search.max_memory_fraction = o.max_memory_fraction;
+  search.max_memory_fraction = o.max_memory_fraction > 0
+                                   ? o.max_memory_fraction
+                                   : planner::recommended_max_memory_fraction();
   search.objective =
       o.objective == "memory" ? planner::Objective::MemoryHeadroom : planner::Objective::Throughput;
   return search;
@@ -127,6 +137,7 @@ void run_plan(const PlanOptions& o) {
   }
   if (!o.report.empty()) check_report_dir(o.report);
   planner::SearchOptions search = search_options(o);
+  planner::check_fixes_fit_cluster(job, search.fixes);
   const bool bar = !o.json && isatty(STDERR_FILENO);
   if (bar) {
     search.progress = [](int64_t done, int64_t total) {
@@ -139,6 +150,8 @@ void run_plan(const PlanOptions& o) {
   const planner::SearchResult r = planner::search_plans(job, search);
   if (bar) std::fprintf(stderr, "\r%60s\r", "");
   const double rate = r.search_time_s > 0 ? static_cast<double>(r.valid) / r.search_time_s : 0;
+  std::optional<DeadEnd> dead_end;
+  if (r.top.empty()) dead_end = explain_dead_end(job, o.fixes, search, r);
 
   if (o.json) {
     Json rejected = Json::object();
@@ -154,21 +167,31 @@ void run_plan(const PlanOptions& o) {
                 {"layer_cost_keys", r.layer_cost_keys},
                 {"plans_per_s", rate},
                 {"threads", r.threads},
-                {"objective", o.objective}};
+                {"objective", o.objective},
+                {"distinct", search.distinct},
+                {"folded_variants", r.folded_variants},
+                {"max_memory_fraction", search.max_memory_fraction}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
+    if (dead_end) out["no_plan"] = dead_end->json;
     print_json(out);
     if (!o.report.empty()) write_plan_report(o, job, r);
+    if (dead_end) throw QuietExit{kNoPlanFitsExit};
     return;
   }
-  std::printf("%s on %lld x %s (%lld GPUs), global batch %lld x %lld tokens, %s, %s\n\n",
-              job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
-              job.cluster.node.name.c_str(), static_cast<long long>(job.cluster.num_gpus),
+  std::printf("%s on %s, global batch %lld x %lld tokens, %s, %s\n\n", job.model.name.c_str(),
+              cluster_shape_text(job.cluster).c_str(),
               static_cast<long long>(job.training.global_batch_size),
               static_cast<long long>(job.training.seq_length), to_string(job.training.precision),
               to_string(job.framework));
-  if (r.top.empty()) {
-    std::printf("no plan fits: %lld combinations considered, none valid and within memory.\n",
-                static_cast<long long>(r.considered));
+  if (dead_end) {
+    std::fputs(dead_end->text.c_str(), stdout);
+    if (o.max_memory_fraction <= 0 && search.max_memory_fraction < 1.0) {
+      std::printf(
+          "(plans had to fit within %.1f%% of GPU memory, the default headroom for the memory "
+          "model's measured error; --max-memory-fraction 1.0 admits plans predicted to fill the "
+          "GPU)\n",
+          100 * search.max_memory_fraction);
+    }
   } else {
     TextTable table(
         {"#", "plan", "step s", "tokens/s", "MFU", "memory GiB", "bubble", "exposed comm"});
@@ -183,19 +206,25 @@ void run_plan(const PlanOptions& o) {
                      percent(comm / p.estimate.step_time_s)});
     }
     std::fputs(table.render({0, 2, 3, 4, 5, 6, 7}).c_str(), stdout);
+    if (r.folded_variants > 0) {
+      std::printf(
+          "(%lld variants folded into these plans: they differ only in %s; "
+          "--all-variants lists them)\n",
+          static_cast<long long>(r.folded_variants), planner::kFoldedKeys);
+    }
+    std::printf("\nplans fit within %.1f%% of GPU memory (%s)\n", 100 * search.max_memory_fraction,
+                o.max_memory_fraction > 0 ? "--max-memory-fraction"
+                                          : "headroom for the memory model's measured error");
     std::printf("\nbest plan:\n");
     Job best = job;
     best.plan = r.top.front().plan;
     std::fputs(estimate_to_text(best, r.top.front().estimate).c_str(), stdout);
-    // The memory model's median error on published runs with a measured peak is ~8%
-    // (validate --published): a plan at the edge of the GPU's memory may not fit for real.
+    // A plan at the edge of the GPU's memory may not fit for real (tools/memory_fit.h).
     const auto& memory = r.top.front().estimate.memory;
-    const double used = memory.peak_bytes / memory.capacity_bytes;
-    if (used > kTightMemoryFraction && o.max_memory_fraction > kTightMemoryFraction) {
-      std::printf(
-          "note: the best plan uses %.0f%% of GPU memory; predictions of peak memory are "
-          "within about 8%% (median), so --max-memory-fraction 0.9 keeps headroom\n",
-          100 * used);
+    std::printf("%s\n", memory_fit_text(memory).c_str());
+    const std::string note = tight_memory_note("the best plan", memory);
+    if (!note.empty() && search.max_memory_fraction > kTightMemoryFraction) {
+      std::printf("note: %s\n", note.c_str());
     }
   }
   if (o.pareto && !r.pareto.empty()) {
@@ -209,10 +238,11 @@ void run_plan(const PlanOptions& o) {
   }
   std::printf(
       "\nsearch: %lld combinations, %lld valid, %lld fit in memory, %lld timed exactly, "
-      "%lld ruled out by their lower bound; %.3f s on %d threads (%.0f plans/s)\n",
+      "%lld ruled out by their lower bound; %.3f s on %s (%.0f plans/s)\n",
       static_cast<long long>(r.considered), static_cast<long long>(r.valid),
       static_cast<long long>(r.feasible), static_cast<long long>(r.evaluated),
-      static_cast<long long>(r.pruned_by_bound), r.search_time_s, r.threads, rate);
+      static_cast<long long>(r.pruned_by_bound), r.search_time_s,
+      count_of(r.threads, "thread").c_str(), rate);
   if (!r.rejected.empty()) {
     std::string line;
     for (const auto& [reason, count] : r.rejected) {
@@ -224,6 +254,7 @@ void run_plan(const PlanOptions& o) {
     std::printf("per-layer cost keys: %lld\n", static_cast<long long>(r.layer_cost_keys));
   }
   if (!o.report.empty()) write_plan_report(o, job, r);
+  if (dead_end) throw QuietExit{kNoPlanFitsExit};
 }
 
 }  // namespace
@@ -239,9 +270,13 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--objective", o->objective, "throughput (default) or memory (most headroom)")
       ->check(CLI::IsMember({"throughput", "memory"}));
   cmd->add_option("--max-memory-fraction", o->max_memory_fraction,
-                  "A plan fits when its peak memory is at most this fraction of the GPU's")
+                  "A plan fits when its peak memory is at most this fraction of the GPU's "
+                  "(default: the headroom the memory model's measured error needs, "
+                  "docs/intervals.md)")
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--pareto", o->pareto, "Also list the time-vs-memory Pareto front");
+  cmd->add_flag("--all-variants", o->all_variants,
+                "List every variant of a layout (vpp, schedule, ZeRO 0-2), not only its best");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--stats", o->stats, "Print search statistics");

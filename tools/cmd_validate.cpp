@@ -13,6 +13,7 @@
 #include "planner/regret.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
+#include "tools/error_model_writer.h"
 #include "tools/published_runs.h"
 #include "tools/report/why.h"
 #include "tools/text_table.h"
@@ -24,6 +25,8 @@ namespace {
 
 struct ValidateOptions {
   std::string published;
+  std::vector<std::string> published_files;  // --published, repeatable with --write-error-model
+  std::string write_error_model;
   bool json = false;
   bool planner = false;
   int threads = 0;
@@ -335,6 +338,10 @@ void run_validate(const ValidateOptions& options) {
     run_executor_validation(options);
     return;
   }
+  if (!options.write_error_model.empty()) {
+    write_error_model(options.published_files, options.write_error_model);
+    return;
+  }
   if (options.published.empty()) {
     throw Error("validate needs --published FILE (e.g. tests/data/published_runs.json)");
   }
@@ -359,8 +366,12 @@ void register_validate(CLI::App& app) {
   auto options = std::make_shared<ValidateOptions>();
   auto* cmd =
       app.add_subcommand("validate", "Check predictions against published or measured runs");
-  cmd->add_option("--published", options->published,
-                  "Published runs file (JSON array, see tests/data/published_runs.json)");
+  cmd->add_option("--published", options->published_files,
+                  "Published runs file (JSON array, see tests/data/published_runs.json); "
+                  "repeatable with --write-error-model");
+  cmd->add_option("--write-error-model", options->write_error_model,
+                  "Write the validation error model of all --published files to this file "
+                  "(tools/error_model.sh; docs/intervals.md)");
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->add_flag("--strict", options->strict,
                 "Exit with code 1 when any entry cannot be evaluated (default: only when none "
@@ -377,7 +388,13 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--quick", options->quick, "With --run: three plans only (a smoke run)");
   cmd->add_flag("--no-oversubscribed", options->no_oversubscribed,
                 "Skip the plans with more ranks than cores");
-  cmd->callback([options] { run_validate(*options); });
+  cmd->callback([options] {
+    if (options->published_files.size() > 1 && options->write_error_model.empty()) {
+      throw CLI::ValidationError("--published", "more than one file needs --write-error-model");
+    }
+    if (!options->published_files.empty()) options->published = options->published_files.front();
+    run_validate(*options);
+  });
 }
 
 }  // namespace parplan::tools

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "core/cluster_shape.h"
 #include "core/plural.h"
 #include "core/presets.h"
 #include "core/units.h"
 #include "tools/cli_common.h"
+#include "tools/prediction_trust.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -72,6 +74,7 @@ Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
   // Only for jobs with training.total_tokens: other jobs print what they always did.
   if (const auto run = cost::estimate_time_to_train(job, e))
     out.update(time_to_train_to_json(*run));
+  out.update(prediction_trust_to_json(job, e));
   return out;
 }
 
@@ -151,10 +154,9 @@ std::string tflops_text(double tflops) {
 std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%s on %lld x %s (%s), %s, framework %s\n",
-                job.model.name.c_str(), static_cast<long long>(job.cluster.num_nodes),
-                job.cluster.node.name.c_str(), count_of(job.cluster.num_gpus, "GPU").c_str(),
-                to_string(job.training.precision), to_string(job.framework));
+  std::snprintf(line, sizeof line, "%s on %s, %s, framework %s\n", job.model.name.c_str(),
+                cluster_shape_text(job.cluster).c_str(), to_string(job.training.precision),
+                to_string(job.framework));
   out += line;
   const auto& p = job.plan;
   std::snprintf(
@@ -184,6 +186,7 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
                 static_cast<long long>(e.memory.peak_stage),
                 e.memory.fits ? "fits" : "DOES NOT FIT");
   out += line;
+  out += prediction_trust_to_text(job, e);
   if (!e.memory.fits) {
     for (const auto& stage : e.memory.stages) {
       if (stage.stage != e.memory.peak_stage) continue;

@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   } catch (const parplan::tools::QuietExit& e) {
     return e.code;
+  } catch (const parplan::UsageError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
   } catch (const parplan::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -39,6 +39,48 @@ TEST(PlanSpace, FixesParseAndRejectBadInput) {
   EXPECT_THROW(parse_fixes({"recompute=some"}), InputError);
 }
 
+// A key pinned twice, under either of its names, is a usage error naming both pins.
+TEST(PlanSpace, AKeyFixedTwiceIsAUsageError) {
+  try {
+    parse_fixes({"mbs=2", "micro_batch_size=4"});
+    FAIL() << "duplicate accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--fix: micro_batch_size: found twice (\"mbs=2\" and \"micro_batch_size=4\"); "
+              "allowed: each key once");
+  }
+  EXPECT_NO_THROW(parse_fixes({"tp=8", "pp=2"}));
+}
+
+// Pins whose product cannot divide the cluster are refused before any search, worded as
+// simulate words a plan's tp*pp*cp that does not divide the GPUs.
+TEST(PlanSpace, FixesMustFillTheCluster) {
+  const Job job = job_for("llama3.1-8b", "dgx-h100", 32, 1024, 8192);
+  auto message = [&](const std::vector<std::string>& fixes) -> std::string {
+    try {
+      check_fixes_fit_cluster(job, parse_fixes(fixes));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message({"tp=3"}),
+            "--fix: tp: found 3; allowed: a divisor of the cluster's 256 GPUs (32 x dgx-h100)");
+  EXPECT_EQ(message({"dp=7"}),
+            "--fix: dp: found 7; allowed: a divisor of the cluster's 256 GPUs (32 x dgx-h100)");
+  EXPECT_EQ(message({"tp=8", "cp=4", "pp=16"}),
+            "--fix: tp: found tp*cp*pp = 8*4*16 = 512; allowed: a product that divides the "
+            "cluster's 256 GPUs (32 x dgx-h100)");
+  EXPECT_EQ(message({"tp=8", "cp=2", "pp=2", "dp=4"}),
+            "--fix: tp: found tp*cp*pp*dp = 8*2*2*4 = 128; allowed: a product equal to the "
+            "cluster's 256 GPUs (32 x dgx-h100)");
+  EXPECT_EQ(
+      message({"tp=1000000", "cp=1000000", "pp=1000000", "dp=1000000"}).find("more than 10^12") !=
+          std::string::npos,
+      true);
+  EXPECT_EQ(message({"tp=8", "pp=4"}), "");
+}
+
 TEST(PlanSpace, EveryPlanIsValidAndFixesPin) {
   const Job job = job_for("llama3.1-8b", "dgx-h100", 4, 256, 8192);
   const Enumeration all = enumerate_plans(job, {});

@@ -148,9 +148,19 @@ TEST(Report, CompareSentenceOfATie) {
 
 TEST(Report, NotesListPlansThatDoNotFit) {
   const ReportData data = fixed_report();
-  ASSERT_EQ(data.notes.size(), 1u);
+  // The caveat, then the winner's intervals and extrapolations (the next test).
+  ASSERT_EQ(data.notes.size(), 3u);
   EXPECT_NE(data.notes[0].find("1 of 5 plans do not fit"), std::string::npos) << data.notes[0];
   EXPECT_NE(data.notes[0].find("plan_no_fit.json"), std::string::npos);
+}
+
+TEST(Report, NotesStateTheWinnersIntervalsAndExtrapolations) {
+  const ReportData data = fixed_report();
+  ASSERT_EQ(data.notes.size(), 3u);
+  EXPECT_EQ(data.notes[1].rfind("80% interval of the winner: step ", 0), 0u) << data.notes[1];
+  EXPECT_NE(data.notes[1].find("validation runs: "), std::string::npos) << data.notes[1];
+  EXPECT_NE(data.notes[1].find("peak memory "), std::string::npos) << data.notes[1];
+  EXPECT_EQ(data.notes[2].rfind("The prediction of the winner ", 0), 0u) << data.notes[2];
 }
 
 TEST(Report, TrainingMethodsSideBySideSayWhenTheModelDoesNotTellThemApart) {

@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "core/frameworks/plan_defaults.h"
+#include "planner/prediction_interval.h"
 #include "planner/search.h"
 
 namespace parplan::tools {
@@ -64,7 +65,7 @@ std::vector<ReportPlan> collect_plans(const Job& job, const PlanSources& sources
           make_report_plan(with_plan, prefix + "file " + (same_name > 1 ? path : name), "file"));
     }
     if (sources.top_k > 0) {
-      planner::SearchOptions options;
+      planner::SearchOptions options = sources.search;
       options.top_k = sources.top_k;
       const planner::SearchResult result = planner::search_plans(base, options);
       int k = 1;
@@ -75,6 +76,7 @@ std::vector<ReportPlan> collect_plans(const Job& job, const PlanSources& sources
         plan.job = base;
         plan.job.plan = ranked.plan;
         plan.estimate = ranked.estimate;
+        plan.folded_variants = ranked.folded_variants;
         plans.push_back(std::move(plan));
       }
     }

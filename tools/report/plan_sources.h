@@ -9,14 +9,24 @@
 #include <vector>
 
 #include "core/job.h"
+#include "planner/search.h"
 #include "tools/report/report_data.h"
 
 namespace parplan::tools {
 
+// Search options listing distinct layouts, the default of `compare` and the report.
+inline planner::SearchOptions distinct_search() {
+  planner::SearchOptions options;
+  options.distinct = true;
+  return options;
+}
+
 struct PlanSources {
   bool include_job_plan = true;  // when the job file has one
   std::vector<std::string> plan_files;
-  int top_k = 0;                        // 0: no search
+  int top_k = 0;  // 0: no search
+  // The search's pins, memory fraction and distinct layouts (top_k is set from top_k above).
+  planner::SearchOptions search = distinct_search();
   std::vector<TrainingMethod> methods;  // empty: the job's own method
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/units.h"
+#include "tools/prediction_trust.h"
 #include "tools/report/why.h"
 
 namespace parplan::tools {
@@ -108,6 +109,10 @@ ReportData build_report(const Job& base_job, std::vector<ReportPlan> plans) {
   data.winner_detail = cost::estimate_step(data.winner().job, options);
   data.why = explain_winner(data);
   data.notes = report_notes(data);
+  for (auto& sentence :
+       prediction_trust_sentences(data.winner().job, data.winner().estimate, "the winner")) {
+    data.notes.push_back(std::move(sentence));
+  }
   return data;
 }
 

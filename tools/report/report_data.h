@@ -21,6 +21,8 @@ struct ReportPlan {
   cost::StepEstimate estimate;
   int rank = 0;  // 1 = best
   bool on_pareto_front = false;
+  // A search plan standing for a layout: its other variants that fit (planner/plan_groups.h).
+  int64_t folded_variants = 0;
 };
 
 struct ReportData {
@@ -30,7 +32,9 @@ struct ReportData {
   std::vector<std::size_t> pareto;   // indices on the front, by increasing peak memory
   cost::StepEstimate winner_detail;  // the winner again, with its pipeline events
   std::vector<std::string> why;      // "why this plan wins", one sentence per entry
-  std::vector<std::string> notes;    // caveats derived from the inputs (e.g. unmodelled keys)
+  // Caveats derived from the inputs (e.g. unmodelled keys), then the winner's 80% intervals
+  // and extrapolations (tools/prediction_trust.h).
+  std::vector<std::string> notes;
 
   const ReportPlan& winner() const { return plans[by_rank.front()]; }
 };

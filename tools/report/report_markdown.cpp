@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/cluster_shape.h"
 #include "core/plural.h"
 #include "core/units.h"
 #include "tools/report/report_writers.h"
@@ -36,6 +37,11 @@ std::string table_head(const std::vector<std::string>& cells, std::size_t left_c
 }  // namespace
 
 std::string report_title(const Job& job) {
+  // Partial nodes and part-used nodes in the words of core/cluster_shape.h.
+  const ClusterSpec& c = job.cluster;
+  if (c.num_gpus % c.node.gpus_per_node != 0 || c.installed_gpus_per_node > 0) {
+    return job.model.name + " on " + cluster_shape_text(c);
+  }
   return job.model.name + " on " + std::to_string(job.cluster.num_nodes) + " × " +
          job.cluster.node.name + " (" + count_of(job.cluster.num_gpus, "GPU") + ")";
 }

@@ -6,7 +6,9 @@
 
 #include "core/units.h"
 #include "planner/plan_difference.h"
+#include "planner/plan_groups.h"
 #include "tools/cli_common.h"
+#include "tools/memory_fit.h"
 #include "tools/text_table.h"
 
 namespace parplan::tools {
@@ -51,6 +53,12 @@ std::string compare_plans(const ReportPlan& a, const ReportPlan& b) {
              (d.a_minus_b_s < 0 ? " less " : " more ") + d.part + key_list(d.keys);
   }
   if (!parts.empty()) out += ": " + parts;
+  // Plans of different training methods: the method, not a plan key, drives the gap.
+  if (a.job.training.method != b.job.training.method) {
+    out += std::string(parts.empty() ? ": " : "; ") + "the training method differs (" +
+           to_string(a.job.training.method) + " vs " + to_string(b.job.training.method) +
+           "): it, more than any plan key, sets the work per step";
+  }
   char memory[160];
   std::snprintf(memory, sizeof memory, "; peak memory %.1f vs %.1f GiB", gib(ea.memory.peak_bytes),
                 gib(eb.memory.peak_bytes));
@@ -108,6 +116,16 @@ std::vector<std::string> report_notes(const ReportData& data) {
     std::snprintf(text, sizeof text, "%s%s (%.1f GiB)", unfit.empty() ? "" : ", ",
                   plan_name(plan).c_str(), gib(plan.estimate.memory.peak_bytes));
     unfit += text;
+  }
+  const std::string tight =
+      tight_memory_note("The winner " + plan_name(data.winner()), data.winner().estimate.memory);
+  if (!tight.empty() && data.winner().estimate.memory.fits) notes.push_back(tight + ".");
+  int64_t folded = 0;
+  for (const auto& plan : data.plans) folded += plan.folded_variants;
+  if (folded > 0) {
+    notes.push_back("The search plans are distinct layouts: " + std::to_string(folded) +
+                    " variants that differ from them only in " + planner::kFoldedKeys +
+                    " were folded into them (--all-variants lists them).");
   }
   if (unfit_count > 0) {
     char text[200];

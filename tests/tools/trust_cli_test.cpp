@@ -1,0 +1,100 @@
+// How far to trust a prediction, end to end (tools/prediction_trust.h, docs/intervals.md):
+// simulate's 80% intervals and extrapolations (JSON and text), and plan's default memory
+// headroom from the embedded error model, with --max-memory-fraction overriding it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/json_input.h"
+#include "tests/tools/test_support.h"
+
+namespace parplan::testing {
+namespace {
+
+std::string q(const std::string& path) { return "'" + path + "'"; }
+
+std::string job_text(const std::string& node, int nodes, const std::string& plan) {
+  return R"({"model": "llama3.1-70b", "framework": "megatron-core", "cluster": {"node": ")" + node +
+         R"(", "num_nodes": )" + std::to_string(nodes) +
+         R"(}, "training": {"global_batch_size": 128, "seq_length": 4096}, "plan": )" + plan + "}";
+}
+
+constexpr const char* kPlan =
+    R"({"tp": 8, "pp": 4, "micro_batch_size": 1, "sequence_parallel": true,
+        "recompute": "selective", "zero_stage": 1})";
+
+TEST(TrustCli, SimulateGivesIntervalsAroundItsPrediction) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << job_text("dgx-h100", 8, kPlan);
+  const CommandResult r = run_parplan("simulate --job " + q(job) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json out = parse_json(r.output, "simulate output");
+  const Json& step = out.at("step_time_interval_s");
+  ASSERT_EQ(step.size(), 2u) << r.output;
+  EXPECT_GT(step[0].get<double>(), 0.0);
+  EXPECT_LT(step[0].get<double>(), step[1].get<double>());
+  // The interval is the prediction scaled by the class's residual quantiles: within a factor
+  // of two either way on the public runs.
+  const double predicted = out.at("step_time_s").get<double>();
+  EXPECT_GT(step[0].get<double>(), predicted / 2);
+  EXPECT_LT(step[1].get<double>(), predicted * 2);
+  EXPECT_EQ(out.at("peak_memory_interval_gib").size(), 2u);
+  EXPECT_GE(out.at("interval_basis").at("step_time").at("runs").get<int>(), 9);
+  EXPECT_TRUE(out.at("extrapolations").is_array());
+
+  const CommandResult text = run_parplan("simulate --job " + q(job));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("80% interval   step "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("extrapolates   "), std::string::npos) << text.output;
+}
+
+TEST(TrustCli, AGpuWithoutValidationRunsIsNamed) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << job_text("mi300x-8x", 8, kPlan);
+  const CommandResult r = run_parplan("simulate --job " + q(job) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json out = parse_json(r.output, "simulate output");
+  bool named = false;
+  for (const Json& x : out.at("extrapolations")) {
+    named = named || (x.at("kind") == "gpu" &&
+                      x.at("message").get<std::string>().find("MI300X") != std::string::npos);
+  }
+  EXPECT_TRUE(named) << out.at("extrapolations").dump();
+  const CommandResult text = run_parplan("simulate --job " + q(job));
+  EXPECT_NE(text.output.find("extrapolates   MI300X"), std::string::npos) << text.output;
+}
+
+TEST(TrustCli, PlanKeepsTheMemoryHeadroomOfTheErrorModel) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << job_text("dgx-h100", 8, "{}");
+  const Json model =
+      load_json_file(std::string(PARPLAN_SOURCE_DIR) + "/planner/data/error_model.json");
+  const double headroom = model.at("default_max_memory_fraction").get<double>();
+  ASSERT_LT(headroom, 1.0);
+  const CommandResult r = run_parplan("plan --job " + q(job) + " --json --top 5 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json out = parse_json(r.output, "plan output");
+  EXPECT_NEAR(out.at("max_memory_fraction").get<double>(), headroom, 1e-6);
+  ASSERT_FALSE(out.at("plans").empty());
+  for (const Json& plan : out.at("plans")) {
+    EXPECT_LE(plan.at("peak_memory_gib").get<double>(), headroom * 79.6 + 1e-9) << plan.dump();
+    EXPECT_EQ(plan.at("step_time_interval_s").size(), 2u);
+  }
+  const CommandResult full =
+      run_parplan("plan --job " + q(job) + " --json --top 1 --max-memory-fraction 1.0");
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_EQ(parse_json(full.output, "plan output").at("max_memory_fraction").get<double>(), 1.0);
+
+  const CommandResult text = run_parplan("plan --job " + q(job) + " --top 1");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("headroom for the memory model's measured error"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("80% interval   step "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("extrapolates   "), std::string::npos) << text.output;
+}
+
+}  // namespace
+}  // namespace parplan::testing

@@ -1,0 +1,80 @@
+// The validation error model's writer (error_model_writer.h).
+#include "tools/error_model_writer.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/atomic_file.h"
+#include "core/units.h"
+#include "planner/prediction_interval.h"
+#include "tools/published_runs.h"
+
+namespace parplan::tools {
+
+namespace {
+
+// Six decimals of a log residual (a part in a million): the file stays identical across
+// build types whose floating-point results differ in the last bits.
+double rounded(double value) { return std::round(value * 1e6) / 1e6; }
+
+Json check_json(const planner::CoverageCheck& c) {
+  return {{"runs", c.runs},
+          {"source_families", c.families},
+          {"coverage", rounded(c.coverage)},
+          {"median_half_width", rounded(c.median_half_width)}};
+}
+
+}  // namespace
+
+planner::ErrorModel build_error_model(const std::vector<std::string>& files) {
+  planner::ErrorModel model;
+  for (const auto& file : files) {
+    model.sources.push_back(file);
+    const PublishedRuns loaded = load_published_runs(file);
+    std::vector<RejectedRun> rejected = loaded.rejected;
+    for (const auto& r : predict_runs(loaded.runs, rejected)) {
+      planner::ErrorModelRun run;
+      run.id = r.run->id;
+      run.source_family = run.id.substr(0, run.id.find('_'));
+      run.features = planner::run_features(r.run->job);
+      run.step_time_log_residual = rounded(std::log1p(r.step_error));
+      if (r.memory_error) run.memory_log_residual = rounded(std::log1p(*r.memory_error));
+      model.runs.push_back(std::move(run));
+    }
+    for (const auto& r : rejected) {
+      std::fprintf(stderr, "note: %s [%zu] %s: left out of the error model: %s\n", file.c_str(),
+                   r.index, r.id.c_str(), r.error.c_str());
+    }
+  }
+  return model;
+}
+
+Json error_model_file_json(const planner::ErrorModel& model) {
+  Json out = planner::error_model_to_json(model);
+  out["leave_one_family_out"] = {
+      {"step_time", check_json(planner::leave_one_family_out(model, false))},
+      {"peak_memory", check_json(planner::leave_one_family_out(model, true))}};
+  out["default_max_memory_fraction"] = rounded(planner::default_max_memory_fraction(model));
+  return out;
+}
+
+void write_error_model(const std::vector<std::string>& files, const std::string& out) {
+  check_not_overwriting_inputs(out, files);
+  const planner::ErrorModel model = build_error_model(files);
+  const Json json = error_model_file_json(model);
+  write_file_atomically(out, json.dump(1) + "\n");
+  const Json& loo = json["leave_one_family_out"];
+  std::printf("wrote %s: %zu runs from %zu files\n", out.c_str(), model.runs.size(), files.size());
+  for (const char* what : {"step_time", "peak_memory"}) {
+    const Json& c = loo[what];
+    std::printf(
+        "%s 80%% intervals, leave-one-source-family-out: %d runs of %d families, coverage "
+        "%.1f%%, median half-width %.1f%%\n",
+        what, c["runs"].get<int>(), c["source_families"].get<int>(),
+        100 * c["coverage"].get<double>(), 100 * c["median_half_width"].get<double>());
+  }
+  std::printf("default --max-memory-fraction: %.3f\n",
+              json["default_max_memory_fraction"].get<double>());
+}
+
+}  // namespace parplan::tools

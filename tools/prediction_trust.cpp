@@ -1,0 +1,94 @@
+// The intervals and extrapolations of one prediction, rendered (prediction_trust.h).
+#include "tools/prediction_trust.h"
+
+#include <cstdio>
+
+#include "core/units.h"
+#include "planner/prediction_interval.h"
+#include "tools/cli_common.h"
+
+namespace parplan::tools {
+
+namespace {
+
+Json interval_json(const std::optional<planner::PredictionInterval>& iv) {
+  if (!iv) return nullptr;
+  return Json::array({iv->low, iv->high});
+}
+
+}  // namespace
+
+Json prediction_trust_to_json(const Job& job, const cost::StepEstimate& e) {
+  const planner::ErrorModel& model = planner::embedded_error_model();
+  const planner::RunFeatures features = planner::run_features(job);
+  const auto step = planner::step_time_interval(model, features, e.step_time_s);
+  const auto memory = planner::peak_memory_interval(model, features, e.memory.peak_bytes / kGiB);
+  Json extrapolations = Json::array();
+  for (const auto& x : planner::find_extrapolations(model, features)) {
+    extrapolations.push_back({{"kind", x.kind}, {"message", x.message}});
+  }
+  Json basis = Json::object();
+  if (step) basis["step_time"] = {{"class", step->basis}, {"runs", step->runs}};
+  if (memory) basis["peak_memory"] = {{"class", memory->basis}, {"runs", memory->runs}};
+  return {{"step_time_interval_s", interval_json(step)},
+          {"peak_memory_interval_gib", interval_json(memory)},
+          {"interval_basis", basis},
+          {"extrapolations", extrapolations}};
+}
+
+std::string extrapolations_line(const std::vector<planner::Extrapolation>& list) {
+  std::string out;
+  for (const auto& x : list) out += (out.empty() ? "" : "; ") + x.message;
+  return out;
+}
+
+std::string prediction_trust_to_text(const Job& job, const cost::StepEstimate& e) {
+  const planner::ErrorModel& model = planner::embedded_error_model();
+  const planner::RunFeatures features = planner::run_features(job);
+  const auto step = planner::step_time_interval(model, features, e.step_time_s);
+  const auto memory = planner::peak_memory_interval(model, features, e.memory.peak_bytes / kGiB);
+  std::string out;
+  char line[512];
+  if (step) {
+    std::snprintf(line, sizeof line, "80%% interval   step %s to %s (%d validation runs: %s)\n",
+                  human_seconds(step->low).c_str(), human_seconds(step->high).c_str(), step->runs,
+                  step->basis.c_str());
+    out += line;
+  }
+  if (memory) {
+    std::snprintf(line, sizeof line, "%s peak memory %.1f to %.1f GiB (%d validation runs: %s)\n",
+                  step ? "              " : "80% interval  ", memory->low, memory->high,
+                  memory->runs, memory->basis.c_str());
+    out += line;
+  }
+  const auto list = planner::find_extrapolations(model, features);
+  out += list.empty() ? "extrapolates   nothing: inside validated experience\n"
+                      : "extrapolates   " + extrapolations_line(list) + "\n";
+  return out;
+}
+
+std::vector<std::string> prediction_trust_sentences(const Job& job, const cost::StepEstimate& e,
+                                                    const std::string& who) {
+  const planner::ErrorModel& model = planner::embedded_error_model();
+  const planner::RunFeatures features = planner::run_features(job);
+  const auto step = planner::step_time_interval(model, features, e.step_time_s);
+  const auto memory = planner::peak_memory_interval(model, features, e.memory.peak_bytes / kGiB);
+  std::vector<std::string> out;
+  char line[512];
+  if (step && memory) {
+    std::snprintf(line, sizeof line,
+                  "80%% interval of %s: step %s to %s (%d validation runs: %s), peak memory "
+                  "%.1f to %.1f GiB (%d runs: %s).",
+                  who.c_str(), human_seconds(step->low).c_str(), human_seconds(step->high).c_str(),
+                  step->runs, step->basis.c_str(), memory->low, memory->high, memory->runs,
+                  memory->basis.c_str());
+    out.emplace_back(line);
+  }
+  const auto list = planner::find_extrapolations(model, features);
+  out.push_back(list.empty() ? "The prediction of " + who + " lies inside validated experience."
+                             : "The prediction of " + who +
+                                   " extrapolates: " + extrapolations_line(list) + ".");
+  return out;
+}
+
+}  // namespace parplan::tools
