@@ -149,7 +149,11 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // this table (hardware_profiles/nodes/dgx-h100.json), so
                                          // it is not evidence; the other tables are.
                                          TableGate{"nemo_2407_h100.json", 10, 0.027, 0.05},
-                                         TableGate{"mbridge_2511.json", 16, 0.17, 0.50},
+                                         // Its small MoE rows (Qwen3-30B-A3B, h 2048) run 2x
+                                         // slower than predicted; a launch per expert GEMM used
+                                         // to hide part of that, grouped GEMMs (the recipes'
+                                         // --moe-grouped-gemm) no longer do: 0.164 -> 0.172.
+                                         TableGate{"mbridge_2511.json", 16, 0.175, 0.53},
                                          // Blackwell in early NeMo 2 containers: every row slower
                                          // than predicted (docs/validation.md).
                                          TableGate{"nemo_2502.json", 8, 0.135, 0.25},
