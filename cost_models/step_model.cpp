@@ -55,13 +55,19 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& first_
   const double layers = std::max<double>(1.0, static_cast<double>(first_stage.num_layers));
   const double layer_dense = (first_stage.dense_params - first_stage.embedding_params) / layers;
   const double bpv = activation_bytes(ctx.training->precision);
-  fsdp.gather_s =
-      collective_cost(node, Collective::AllGather, shard_group, layer_dense * bpv).time_s;
+  // A framework that moves parameters in buckets issues one collective per bucket, each
+  // paying the collective's latency over the whole shard group.
+  auto bucketed = [&](Collective op, double params, double bytes_per_param, double bucket) {
+    const double collectives = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
+    return collectives *
+           collective_cost(node, op, shard_group, params * bytes_per_param / collectives).time_s;
+  };
+  fsdp.gather_s = bucketed(Collective::AllGather, layer_dense, bpv,
+                           ctx.traits.fsdp_gather_bucket_params);
   const bool lora = ctx.training->method == TrainingMethod::Lora;
   const double layer_trainable = lora ? first_stage.adapter_params / layers : layer_dense;
-  fsdp.reduce_s = collective_cost(node, Collective::ReduceScatter, shard_group,
-                                  layer_trainable * ctx.traits.grad_reduce_bytes)
-                      .time_s;
+  fsdp.reduce_s = bucketed(Collective::ReduceScatter, layer_trainable,
+                           ctx.traits.grad_reduce_bytes, ctx.traits.fsdp_reduce_bucket_params);
   return fsdp;
 }
 

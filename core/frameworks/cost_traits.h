@@ -55,6 +55,10 @@ struct FrameworkTraits {
   // exposed. Composer, under llm-foundry, defaults to it (fsdp_config backward_prefetch:
   // 'BACKWARD_POST'); FSDP2 and DeepSpeed prefetch before the gradient computation.
   bool fsdp_backward_prefetch_post = false;
+  // ZeRO-3 moves parameters and gradients in buckets of at most this many parameters, one
+  // collective each (0: one collective per layer, as FSDP wraps each transformer block).
+  double fsdp_gather_bucket_params = 0;
+  double fsdp_reduce_bucket_params = 0;
   bool tp_comm_overlap = false;  // tensor-parallel collectives hidden under GEMMs
   // Backward input-gradient all-reduce overlapped with the weight-gradient GEMM
   // (Megatron async_tensor_model_parallel_allreduce, 2021+).

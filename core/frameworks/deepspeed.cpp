@@ -43,6 +43,12 @@ FrameworkTraits deepspeed_cost_traits(const TrainingSpec& training) {
   t.pipe_buffers_per_micro_batch = true;
   t.pipeline_p2p_blocking = true;
   t.workspace_gib = 1.0 + 1.9;  // reduce/all-gather buckets (5e8 elements)
+  // ZeRO-3 fetches parameters through a prefetch buffer of stage3_prefetch_bucket_size = 5e7
+  // parameters and reduces gradients in reduce_bucket_size = 5e8 buckets (DeepSpeed
+  // configuration docs, defaults; deepspeed/runtime/zero/config.py): each a collective over
+  // all data-parallel ranks.
+  t.fsdp_gather_bucket_params = 5e7;
+  t.fsdp_reduce_bucket_params = 5e8;
   return t;
 }
 
