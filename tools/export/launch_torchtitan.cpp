@@ -4,7 +4,9 @@
 // models are those torchtitan ships (torchtitan/models/*/__init__.py), matched by shape.
 #include <array>
 
+#include "core/presets.h"
 #include "cost_models/framework_traits.h"
+#include "tools/import/import_job.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -189,6 +191,15 @@ void parallelism(const Job& job, Toml& t) {
 
 }  // namespace
 
+std::string preset_for_torchtitan_flavor(std::string_view name, std::string_view flavor) {
+  for (const std::string& preset : model_preset_names()) {
+    const auto model = find_model_preset(preset);
+    const TorchtitanFlavor* f = model ? torchtitan_flavor(*model) : nullptr;
+    if (f && f->name == name && f->flavor == flavor) return preset;
+  }
+  return "";
+}
+
 std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
   const ParallelPlan& p = job.plan;
   if (torchtitan_flavor(job.model) == nullptr) {
@@ -231,12 +242,12 @@ std::string export_torchtitan(const Job& job) {
   }
   t.str("hf_assets_path", "<HF_ASSETS_PATH>");
   if (job.training.precision == Precision::Fp8) {
-    // Registered converter names (torchtitan/components/quantization): MXFP8 on Blackwell,
-    // per-tensor float8 before it; grouped expert GEMMs get the matching converter.
-    const bool mx = cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu);
-    std::string converters = mx ? "[\"quantize.linear.mx\"" : "[\"quantize.linear.float8\"";
-    if (job.model.moe)
-      converters += mx ? ", \"quantize.grouped_mm.mx\"" : ", \"quantize.grouped_mm.float8\"";
+    // Registered converter names (torchtitan/components/quantization) for the fp8 recipe all
+    // formats share (launch::fp8_launch): float8 (tensorwise) before Blackwell, mx (MXFP8) on
+    // it; grouped expert GEMMs get the matching converter.
+    const std::string kind = launch::fp8_launch(job).torchtitan_converter;
+    std::string converters = "[\"quantize.linear." + kind + "\"";
+    if (job.model.moe) converters += ", \"quantize.grouped_mm." + kind + "\"";
     t.set("converters", converters + "]");
   }
   training(job, t);
