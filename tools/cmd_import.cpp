@@ -41,7 +41,8 @@ void run_import(const ImportCliOptions& o) {
     return;
   }
   write_file_atomically(o.out, json);
-  std::fprintf(stderr, "wrote %s: `parplan simulate --job %s` predicts this launch, "
+  std::fprintf(stderr,
+               "wrote %s: `parplan simulate --job %s` predicts this launch, "
                "`parplan compare --job %s` compares it with the best plans\n",
                o.out.c_str(), o.out.c_str(), o.out.c_str());
 }

@@ -35,7 +35,8 @@ Json comparable_plan(ParallelPlan p, ExportFormat format) {
   if (p.pp == 1) p.schedule = ScheduleKind::OneFOneB;
   if (p.zero_shard_size == p.dp) p.zero_shard_size = 0;
   if (format == ExportFormat::Torchtitan) {
-    p.order = "tp-cp-ep-dp-pp";  // torchtitan builds its own mesh
+    p.order = "tp-cp-ep-dp-pp";      // torchtitan builds its own mesh
+    p.sequence_parallel = p.tp > 1;  // and shards the sequence with every tp > 1
     if (p.dp == 1) p.zero_stage = 0;
   }
   return parallel_plan_to_json(p);
@@ -45,6 +46,7 @@ Json comparable_plan(ParallelPlan p, ExportFormat format) {
 Json comparable_model(const ModelSpec& m, ExportFormat format) {
   Json j = model_spec_to_json(m);
   j.erase("name");
+  j["qkv_bias"] = m.qkv_bias || m.linear_bias;  // biases everywhere include the qkv ones
   if (format == ExportFormat::Torchtitan) {
     j.erase("rotary_base");
     j.erase("rope_scaling_factor");
@@ -73,6 +75,7 @@ bool round_trip(Job job, ExportFormat format) {
   tools::ImportOptions options;
   options.node = job.cluster.node.name;
   options.num_nodes = job.cluster.num_nodes;
+  options.vocab_size = job.model.vocab_size;  // Megatron leaves it to the tokenizer
   const tools::ImportResult imported = tools::import_launch(format, text, "launch", options);
   EXPECT_TRUE(imported.unread.empty()) << imported.unread.front();
   const Job back = parse_job(imported.job, "imported.json", PARPLAN_SOURCE_DIR);
@@ -132,7 +135,9 @@ TEST(Import, ExportThenImportGivesThePlannersTopPlansBack) {
       }
     }
   }
-  EXPECT_GE(trips, 100);  // 20 jobs x 2 plans x 3 formats, less torchtitan's missing models
+  // 20 jobs x 2 plans x 3 formats, less the models a format refuses: BLOOM's ALiBi in
+  // Megatron-Core, the 12 jobs whose model torchtitan does not ship.
+  EXPECT_GE(trips, 90);
 }
 
 // Plans the planner rarely ranks first: uneven splits, hybrid sharding, selective recompute.

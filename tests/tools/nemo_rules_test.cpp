@@ -46,7 +46,9 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
   for (const char* section : {"comm_overlap", "mixed_precision"}) {
     bool fields = false;
     for (const auto& [key, value] : y) fields |= key.rfind(std::string(section) + ".", 0) == 0;
-    if (fields) EXPECT_TRUE(y.count(std::string(section) + "._target_")) << section;
+    if (fields) {
+      EXPECT_TRUE(y.count(std::string(section) + "._target_")) << section;
+    }
   }
   // config.py: Megatron-FSDP requires the fsdp_dtensor checkpoint format, and that format
   // only Megatron-FSDP.
@@ -65,7 +67,9 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
       !y.count("model.num_layers_in_first_pipeline_stage")) {
     EXPECT_EQ(layers % (pp * number("model.virtual_pipeline_model_parallel_size", 1)), 0);
   }
-  if (y.count("comm_overlap.tp_comm_overlap")) EXPECT_EQ(y.at("model.sequence_parallel"), "true");
+  if (y.count("comm_overlap.tp_comm_overlap")) {
+    EXPECT_EQ(y.at("model.sequence_parallel"), "true");
+  }
   if (y.count("model.num_moe_experts")) {
     EXPECT_EQ(y.at("model.moe_grouped_gemm"), "true");
   }

@@ -111,7 +111,7 @@ std::optional<ExportRefusal> megatron_refusal(const Job& job) {
   if (auto refusal = launch::megatron_core_refusal(job)) return refusal;
   if (job.training.method == TrainingMethod::Lora) {
     return ExportRefusal{"training.method", "lora",
-                  "pretrain or sft (Megatron-LM has no LoRA arguments; --format nemo writes "
+                         "pretrain or sft (Megatron-LM has no LoRA arguments; --format nemo writes "
                          "Megatron-Bridge PEFT)",
                          std::nullopt, ""};
   }

@@ -149,8 +149,7 @@ void model_shape(const Job& job, Yaml& y) {
   y.set_bool("model", "add_bias_linear", m.linear_bias);
   y.set_bool("model", "add_qkv_bias", m.linear_bias || m.qkv_bias);
   y.set_bool("model", "qk_layernorm", m.qk_norm);
-  y.set("model", "make_vocab_size_divisible_by",
-        launch::vocab_divisor(m.vocab_size, job.plan.tp));
+  y.set("model", "make_vocab_size_divisible_by", launch::vocab_divisor(m.vocab_size, job.plan.tp));
   y.set_bool("model", "share_embeddings_and_output_weights", m.tied_embeddings);
   if (launch::trains_without_dropout(m)) {
     y.set("model", "attention_dropout", "0.0");
@@ -248,7 +247,8 @@ void mixed_precision(const Job& job, Yaml& y) {
   }
   const launch::Fp8Launch fp8 = launch::fp8_launch(job);
   const std::string bf16 = "{_target_: torch.bfloat16, _call_: false}";
-  y.set("mixed_precision", "_target_", "megatron.bridge.training.mixed_precision.MixedPrecisionConfig");
+  y.set("mixed_precision", "_target_",
+        "megatron.bridge.training.mixed_precision.MixedPrecisionConfig");
   y.set_bool("mixed_precision", "bf16", true);
   y.set("mixed_precision", "params_dtype", bf16);
   y.set("mixed_precision", "pipeline_dtype", bf16);
@@ -263,11 +263,13 @@ void mixed_precision(const Job& job, Yaml& y) {
 
 std::string export_nemo(const Job& job) {
   std::string out = launch::header(
-      job, "Megatron-Bridge ConfigContainer override (YAML) for NVIDIA-NeMo/Megatron-Bridge at "
-           "067f987d, not the NeMo 2.x trainer.strategy form; merge it into a recipe with "
-           "--config-file FILE",
+      job, "Megatron-Bridge ConfigContainer override (YAML, NVIDIA-NeMo/Megatron-Bridge 067f987d)",
       "Megatron-Bridge ConfigContainer fields (model.* are Megatron-Core TransformerConfig, "
       "ModelParallelConfig and GPTModelProvider fields); '#' lines are notes");
+  out +=
+      "# merge into a recipe: --config-file FILE of Bridge's training scripts "
+      "(training/utils/omegaconf_utils.py process_config_with_overrides); this is not the "
+      "NeMo 2.x nemo.collections.llm form (trainer.strategy.*)\n";
   Yaml y;
   parallelism(job, y);
   model_shape(job, y);

@@ -6,8 +6,8 @@
 
 #include "core/presets.h"
 #include "cost_models/framework_traits.h"
-#include "tools/import/import_job.h"
 #include "tools/export/launch_settings.h"
+#include "tools/import/import_job.h"
 
 namespace parplan::tools {
 

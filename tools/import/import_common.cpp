@@ -83,7 +83,8 @@ std::optional<bool> SettingTable::boolean(std::string_view key) {
 
 int64_t SettingTable::required_integer(std::string_view key) {
   if (auto v = integer(key)) return *v;
-  throw InputError(file_, std::string(key), "nothing", "a positive integer (the launch must set it)");
+  throw InputError(file_, std::string(key), "nothing",
+                   "a positive integer (the launch must set it)");
 }
 
 void SettingTable::mark_read_prefix(std::string_view prefix) {
@@ -95,8 +96,8 @@ void SettingTable::mark_read_prefix(std::string_view prefix) {
 std::vector<std::string> SettingTable::unread() const {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < settings_.size(); ++i) {
-    if (!read_[i]) out.push_back(file_ + ":" + std::to_string(settings_[i].line) + ": " +
-                                 settings_[i].key);
+    if (!read_[i])
+      out.push_back(file_ + ":" + std::to_string(settings_[i].line) + ": " + settings_[i].key);
   }
   return out;
 }
@@ -132,6 +133,7 @@ namespace {
 Json comparable(const ModelSpec& m, bool with_vocab) {
   Json j = model_spec_to_json(m);
   j.erase("name");
+  j["qkv_bias"] = m.qkv_bias || m.linear_bias;  // biases everywhere include the qkv ones
   if (!with_vocab) j.erase("vocab_size");
   if (m.mla) j.erase("head_dim");  // MLA's heads are the mla widths
   if (m.moe) {
@@ -162,8 +164,10 @@ Json settle_model(ImportDraft& d, const ImportOptions& o, const std::string& fil
     }
   }
   if (!vocab_known) {
-    throw InputError(file, "model.vocab_size", "no vocabulary size (the tokenizer holds it) "
-                     "and a shape that is no preset's", "--vocab-size N");
+    throw InputError(file, "model.vocab_size",
+                     "no vocabulary size (the tokenizer holds it) "
+                     "and a shape that is no preset's",
+                     "--vocab-size N");
   }
   return inline_model;
 }
@@ -203,8 +207,10 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
   const int64_t model_parallel = d.plan.value("tp", int64_t{1}) * d.plan.value("pp", int64_t{1}) *
                                  d.plan.value("cp", int64_t{1});
   if (gpus % model_parallel != 0) {
-    throw InputError(file, "plan", std::to_string(gpus) + " GPUs over tp*pp*cp = " +
-                     std::to_string(model_parallel), "a GPU count divisible by tp*pp*cp");
+    throw InputError(
+        file, "plan",
+        std::to_string(gpus) + " GPUs over tp*pp*cp = " + std::to_string(model_parallel),
+        "a GPU count divisible by tp*pp*cp");
   }
   d.plan["dp"] = gpus / model_parallel;
   if (d.optimizer_instances > 1) {

@@ -65,10 +65,10 @@ class SettingTable {
 
 // What one format's reader found, before the cluster and the model preset are settled.
 struct ImportDraft {
-  Json model = Json::object();     // inline model keys (docs/job_file.md#model), no name
-  std::string model_preset;        // a preset the launch names by itself (torchtitan flavor)
-  Json training = Json::object();  // global_batch_size, seq_length, precision, method, ...
-  Json plan = Json::object();      // plan keys without dp
+  Json model = Json::object();        // inline model keys (docs/job_file.md#model), no name
+  std::string model_preset;           // a preset the launch names by itself (torchtitan flavor)
+  Json training = Json::object();     // global_batch_size, seq_length, precision, method, ...
+  Json plan = Json::object();         // plan keys without dp
   std::vector<int64_t> chunk_layers;  // layers per model chunk when the launch lists them
   int64_t optimizer_instances = 0;    // distributed-optimizer copies over dp (zero_stage 1)
   int64_t num_nodes = 0;              // from the launch, 0 when it does not say

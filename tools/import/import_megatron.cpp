@@ -78,7 +78,8 @@ void read_model(SettingTable& s, ImportDraft& d) {
     s.fail(*s.get("--position-embedding-type"), position, "rope or learned_absolute");
   }
   m["linear_bias"] = !s.has("--disable-bias-linear");
-  m["qkv_bias"] = s.has("--add-qkv-bias");
+  // add_qkv_bias defaults to add_bias_linear (transformer_config.py).
+  m["qkv_bias"] = s.has("--add-qkv-bias") || !s.has("--disable-bias-linear");
   m["qk_norm"] = s.has("--qk-layernorm");
   m["tied_embeddings"] = !s.has("--untie-embeddings-and-output-weights");
   if (s.has("--multi-latent-attention")) {
@@ -89,11 +90,13 @@ void read_model(SettingTable& s, ImportDraft& d) {
                 {"v_head_dim", s.required_integer("--v-head-dim")}};
   }
   if (auto experts = s.integer("--num-experts")) {
-    Json moe = {{"num_experts", *experts},
-                {"top_k", s.integer("--moe-router-topk").value_or(2)},
-                {"expert_ffn_hidden_size",
-                 s.integer("--moe-ffn-hidden-size")
-                     .value_or(s.integer("--ffn-hidden-size").value_or(4 * m["hidden_size"].get<int64_t>()))}};
+    Json moe = {
+        {"num_experts", *experts},
+        {"top_k", s.integer("--moe-router-topk").value_or(2)},
+        {"expert_ffn_hidden_size",
+         s.integer("--moe-ffn-hidden-size")
+             .value_or(
+                 s.integer("--ffn-hidden-size").value_or(4 * m["hidden_size"].get<int64_t>()))}};
     if (auto shared = s.integer("--moe-shared-expert-intermediate-size")) {
       moe["num_shared_experts"] = 1;
       moe["shared_expert_ffn_hidden_size"] = *shared;
@@ -173,10 +176,10 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   if (s.has("--use-tp-pp-dp-mapping")) p["order"] = "tp-cp-ep-pp-dp";
   int zero = s.has("--use-distributed-optimizer") ? 1 : 0;
   if (s.has("--use-megatron-fsdp")) {
-    zero = s.text("--data-parallel-sharding-strategy").value_or("optim_grads_params") ==
-                   "optim_grads"
-               ? 2
-               : 3;
+    zero =
+        s.text("--data-parallel-sharding-strategy").value_or("optim_grads_params") == "optim_grads"
+            ? 2
+            : 3;
   }
   p["zero_stage"] = zero;
   if (auto instances = s.integer("--num-distributed-optimizer-instances"); instances && zero == 1) {
@@ -205,15 +208,32 @@ ImportDraft read_megatron_launch(SettingTable& s) {
                         .value_or(s.integer("torchrun --nproc_per_node").value_or(0));
   // Read, with no effect on the prediction: paths, tokenizer, schedule length, optimizer,
   // overlap switches the framework's traits already assume, the environment.
-  for (const char* key :
-       {"--data-path", "--tokenizer-type", "--tokenizer-model", "--save", "--load", "--ckpt-format",
-        "--train-iters", "--lr", "--max-position-embeddings", "--make-vocab-size-divisible-by",
-        "--attention-dropout", "--hidden-dropout", "--overlap-grad-reduce",
-        "--overlap-param-gather", "--tp-comm-overlap", "--moe-grouped-gemm",
-        "--moe-token-dispatcher-type", "--no-gradient-accumulation-fusion",
-        "--data-parallel-sharding-strategy", "env CUDA_DEVICE_MAX_CONNECTIONS", "torchrun --node-rank",
-        "torchrun --master-addr", "torchrun --master-port", "torchrun --node_rank",
-        "torchrun --master_addr", "torchrun --master_port"}) {
+  for (const char* key : {"--data-path",
+                          "--tokenizer-type",
+                          "--tokenizer-model",
+                          "--save",
+                          "--load",
+                          "--ckpt-format",
+                          "--train-iters",
+                          "--lr",
+                          "--max-position-embeddings",
+                          "--make-vocab-size-divisible-by",
+                          "--attention-dropout",
+                          "--hidden-dropout",
+                          "--overlap-grad-reduce",
+                          "--overlap-param-gather",
+                          "--tp-comm-overlap",
+                          "--moe-grouped-gemm",
+                          "--moe-token-dispatcher-type",
+                          "--no-gradient-accumulation-fusion",
+                          "--data-parallel-sharding-strategy",
+                          "env CUDA_DEVICE_MAX_CONNECTIONS",
+                          "torchrun --node-rank",
+                          "torchrun --master-addr",
+                          "torchrun --master-port",
+                          "torchrun --node_rank",
+                          "torchrun --master_addr",
+                          "torchrun --master_port"}) {
     s.get(key);
   }
   return d;

@@ -36,7 +36,8 @@ void read_model(SettingTable& s, ImportDraft& d) {
   }
   const bool bias = s.boolean("model.add_bias_linear").value_or(true);
   m["linear_bias"] = bias;
-  m["qkv_bias"] = !bias && s.boolean("model.add_qkv_bias").value_or(false);
+  // Megatron-Core's default: qkv biases with the others.
+  m["qkv_bias"] = s.boolean("model.add_qkv_bias").value_or(bias);
   m["qk_norm"] = s.boolean("model.qk_layernorm").value_or(false);
   m["tied_embeddings"] = s.boolean("model.share_embeddings_and_output_weights").value_or(true);
   if (auto kv = s.integer("model.kv_lora_rank")) {
@@ -128,8 +129,9 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   s.get("model.recompute_method");
   s.get("model.recompute_num_layers");
   if (s.boolean("dist.use_tp_pp_dp_mapping").value_or(false)) p["order"] = "tp-cp-ep-pp-dp";
-  const bool distributed = s.boolean("ddp.use_distributed_optimizer").value_or(false) ||
-                           s.boolean("optimizer.use_distributed_optimizer").value_or(false);
+  const bool in_ddp = s.boolean("ddp.use_distributed_optimizer").value_or(false);
+  const bool in_optimizer = s.boolean("optimizer.use_distributed_optimizer").value_or(false);
+  const bool distributed = in_ddp || in_optimizer;
   int zero = distributed ? 1 : 0;
   if (s.boolean("ddp.use_megatron_fsdp").value_or(false)) {
     zero = s.text("ddp.data_parallel_sharding_strategy").value_or("optim_grads_params") ==
@@ -138,7 +140,8 @@ void read_plan(SettingTable& s, ImportDraft& d) {
                : 3;
   }
   p["zero_stage"] = zero;
-  if (auto instances = s.integer("ddp.num_distributed_optimizer_instances"); instances && zero == 1) {
+  if (auto instances = s.integer("ddp.num_distributed_optimizer_instances");
+      instances && zero == 1) {
     d.optimizer_instances = *instances;
   }
 }
@@ -184,10 +187,10 @@ ImportDraft read_nemo_launch(SettingTable& s) {
     t["method"] = base && !base->empty() && *base != "null" ? "sft" : "pretrain";
   }
   // Read, with no effect on the prediction.
-  for (const char* prefix : {"checkpoint.", "tokenizer.", "train.train_iters", "comm_overlap.",
-                             "ddp.overlap_", "model.attention_dropout", "model.hidden_dropout",
-                             "model.make_vocab_size_divisible_by", "model.moe_grouped_gemm",
-                             "model.moe_token_dispatcher_type", "optimizer.lr", "dataset."}) {
+  for (const char* prefix :
+       {"checkpoint.", "tokenizer.", "train.train_iters", "comm_overlap.", "ddp.overlap_",
+        "model.attention_dropout", "model.hidden_dropout", "model.make_vocab_size_divisible_by",
+        "model.moe_grouped_gemm", "model.moe_token_dispatcher_type", "optimizer.lr", "dataset."}) {
     s.mark_read_prefix(prefix);
   }
   return d;

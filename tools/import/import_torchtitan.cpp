@@ -31,8 +31,9 @@ std::string schedule_of(SettingTable& s, bool* multi_stage) {
   if (name == "Interleaved1F1B") return "interleaved";
   if (name == "InterleavedZeroBubble" || name == "ZBVZeroBubble") return "zero-bubble";
   if (name == "DualPipeV") return "dualpipe";
-  s.fail(*setting, name, "1F1B, GPipe, Interleaved1F1B, InterleavedZeroBubble, ZBVZeroBubble or "
-                         "DualPipeV (parplan models no LoopedBFS)");
+  s.fail(*setting, name,
+         "1F1B, GPipe, Interleaved1F1B, InterleavedZeroBubble, ZBVZeroBubble or "
+         "DualPipeV (parplan models no LoopedBFS)");
 }
 
 }  // namespace
@@ -61,6 +62,7 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
   Json& t = d.training;
   t["precision"] = fp8 ? "fp8" : param == "float32" ? "fp32" : "bf16";
   t["seq_length"] = s.required_integer("training.seq_len");
+  t["method"] = "pretrain";
 
   Json& p = d.plan;
   const int64_t tp = s.integer("parallelism.tensor_parallel_degree").value_or(1);
@@ -87,7 +89,11 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
   p["ep"] = s.integer("parallelism.expert_parallel_degree").value_or(1);
   s.get("parallelism.expert_tensor_parallel_degree");  // parplan derives it
   const std::string reshard = s.text("parallelism.fsdp_reshard_after_forward").value_or("default");
-  p["zero_stage"] = shard == 1 ? 0 : reshard == "never" ? 2 : reshard == "always" ? 3 : pp > 1 ? 2 : 3;
+  p["zero_stage"] = shard == 1            ? 0
+                    : reshard == "never"  ? 2
+                    : reshard == "always" ? 3
+                    : pp > 1              ? 2
+                                          : 3;
   if (shard > 1 && replicate > 1) p["zero_shard_size"] = shard;
   const int64_t dp = replicate * shard;
   const int64_t local = s.required_integer("training.local_batch_size");
@@ -115,7 +121,8 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
       for (const std::string& m : *names) n += m.rfind("layers.", 0) == 0;
       d.chunk_layers.push_back(n);
     }
-  } else if (auto per = s.integer("parallelism.pipeline_parallel_layers_per_stage"); per && pp > 1) {
+  } else if (auto per = s.integer("parallelism.pipeline_parallel_layers_per_stage");
+             per && pp > 1) {
     // As many stages as whole stages of `per` layers take (pipeline_parallel.py).
     const int64_t units = layers + first_less + last_less;
     d.chunk_layers = torchtitan_split(layers, (units + *per - 1) / *per, first_less, last_less);
@@ -124,9 +131,8 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
     // multi-stage ones (pipeline_parallel.py).
     d.chunk_layers = torchtitan_split(layers, multi_stage ? 2 * pp : pp, first_less, last_less);
   }
-  p["vpp"] = pp > 1 && !d.chunk_layers.empty()
-                 ? static_cast<int64_t>(d.chunk_layers.size()) / pp
-                 : 1;
+  p["vpp"] =
+      pp > 1 && !d.chunk_layers.empty() ? static_cast<int64_t>(d.chunk_layers.size()) / pp : 1;
   const auto mode = s.text("activation_checkpoint.mode");
   if (!mode) d.notes.push_back("activation_checkpoint.mode absent: taken as selective (v0.2.2)");
   p["recompute"] = mode.value_or("selective");

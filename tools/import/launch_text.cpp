@@ -192,10 +192,10 @@ std::vector<LaunchSetting> read_megatron_arguments(std::string_view text, const 
       if (!w.quoted && (w.text == "export" || w.text == "unset") && i + 1 < words.size()) {
         const std::string& assignment = words[i + 1].text;
         const auto eq = assignment.find('=');
-        out.push_back({"env " + assignment.substr(0, eq),
-                       w.text == "unset" || eq == std::string::npos ? ""
-                                                                     : assignment.substr(eq + 1),
-                       w.line});
+        out.push_back(
+            {"env " + assignment.substr(0, eq),
+             w.text == "unset" || eq == std::string::npos ? "" : assignment.substr(eq + 1),
+             w.line});
         ++i;
         continue;
       }
@@ -212,8 +212,8 @@ std::vector<LaunchSetting> read_megatron_arguments(std::string_view text, const 
       if (const auto eq = key.find('='); eq != std::string::npos) {
         value = key.substr(eq + 1);
         key = key.substr(0, eq);
-      } else if (i + 1 < words.size() && !is_flag(words[i + 1]) &&
-                 words[i + 1].line == w.line && words[i + 1].text != ")" &&
+      } else if (i + 1 < words.size() && !is_flag(words[i + 1]) && words[i + 1].line == w.line &&
+                 words[i + 1].text != ")" &&
                  !(words[i + 1].text.size() > 3 &&
                    words[i + 1].text.compare(words[i + 1].text.size() - 3, 3, ".py") == 0)) {
         value = words[++i].text;
