@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/atomic_file.h"
+#include "core/check.h"
 #include "core/json_input.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
@@ -23,13 +24,32 @@ struct ImportCliOptions {
   int64_t vocab_size = 0;
 };
 
+const char* launch_kind(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Nemo:
+      return "a Megatron-Bridge YAML override";
+    case ExportFormat::Torchtitan:
+      return "a torchtitan TOML job config";
+    case ExportFormat::Megatron:
+      break;
+  }
+  return "Megatron-LM arguments or a launch script";
+}
+
 void run_import(const ImportCliOptions& o) {
   ImportOptions options;
   options.node = o.node;
   if (o.nodes > 0) options.num_nodes = o.nodes;
   if (o.vocab_size > 0) options.vocab_size = o.vocab_size;
   const auto format = parse_export_format(o.format);
-  const std::string text = read_text_file(o.file);
+  std::string text;
+  try {
+    text = read_text_file(o.file);
+  } catch (const InputError& e) {
+    // read_text_file names JSON as what an empty file should have held.
+    if (std::string(e.what()).find("an empty file") == std::string::npos) throw;
+    throw InputError(o.file, "", "an empty file", launch_kind(*format));
+  }
   const ImportResult result = import_launch(*format, text, o.file, options);
   for (const std::string& note : result.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   for (const std::string& key : result.unread) {
