@@ -78,6 +78,11 @@ bool round_trip(Job job, ExportFormat format) {
   options.vocab_size = job.model.vocab_size;  // Megatron leaves it to the tokenizer
   const tools::ImportResult imported = tools::import_launch(format, text, "launch", options);
   EXPECT_TRUE(imported.unread.empty()) << imported.unread.front();
+  // What parplan exports is what its model assumes: no note of a difference.
+  for (const std::string& note : imported.notes) {
+    EXPECT_EQ(note.find("parplan models"), std::string::npos) << note;
+    EXPECT_EQ(note.find("does not overlap"), std::string::npos) << note;
+  }
   const Job back = parse_job(imported.job, "imported.json", PARPLAN_SOURCE_DIR);
   EXPECT_EQ(comparable_plan(back.plan, format), comparable_plan(job.plan, format));
   EXPECT_EQ(comparable_model(back.model, format), comparable_model(job.model, format));
@@ -185,6 +190,11 @@ torchrun --nproc_per_node 8 --nnodes 2 --node_rank $RANK pretrain_gpt.py \
   EXPECT_EQ(r.job["plan"]["zero_stage"], 1);
   ASSERT_EQ(r.unread.size(), 1u);
   EXPECT_EQ(r.unread[0], "train.sh:13: --some-new-flag");
+  bool overlap_noted = false;
+  for (const std::string& note : r.notes) {
+    overlap_noted |= note.find("does not overlap the gradient reduction") != std::string::npos;
+  }
+  EXPECT_TRUE(overlap_noted);
 
   const std::string yaml = R"(# hand-written
 model:

@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/job.h"
 #include "core/presets.h"
+#include "cost_models/framework_traits.h"
 #include "tools/import/import_job.h"
 
 namespace parplan::tools {
@@ -172,6 +173,30 @@ Json settle_model(ImportDraft& d, const ImportOptions& o, const std::string& fil
   return inline_model;
 }
 
+// Where the launch differs from what parplan's model assumes of the framework, say so: the
+// prediction is then for the launch as parplan would run it.
+void note_assumptions(ImportDraft& d, const Job& job) {
+  const ParallelPlan& p = job.plan;
+  if (d.expert_tp && job.model.moe && *d.expert_tp != p.expert_tp()) {
+    d.notes.push_back("plan: the launch's expert tensor-parallel size is " +
+                      std::to_string(*d.expert_tp) + "; parplan models " +
+                      std::to_string(p.expert_tp()) + " (tp when ep fits in dp*cp, else 1)");
+  }
+  const auto traits = cost::framework_traits(job.framework, job.training, p);
+  if (p.dp > 1 && traits.overlap_dp_grad_reduce && !d.overlaps_grad_reduce) {
+    d.notes.push_back(
+        "the launch does not overlap the gradient reduction with the backward "
+        "pass; parplan's " +
+        std::string(to_string(job.framework)) +
+        " model assumes it does (the prediction is faster than this launch)");
+  }
+  if (p.dp > 1 && p.zero_stage >= 1 && traits.overlap_param_gather && !d.overlaps_param_gather) {
+    d.notes.push_back(
+        "the launch does not overlap the parameter all-gather; parplan's model "
+        "assumes it does (the prediction is faster than this launch)");
+  }
+}
+
 }  // namespace
 
 ImportResult import_launch(ExportFormat format, std::string_view text, const std::string& file,
@@ -228,7 +253,8 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
       job["plan"]["layers_per_stage"] = d.chunk_layers;
     }
   }
-  parse_job(job, file, o.base_dir, PlanCheck::Enforce);  // what parplan accepts, or the error
+  const Job checked = parse_job(job, file, o.base_dir, PlanCheck::Enforce);  // or the error
+  note_assumptions(d, checked);
   return {job, s.unread(), d.notes};
 }
 

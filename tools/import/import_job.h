@@ -75,6 +75,12 @@ struct ImportDraft {
   int64_t gpus_per_node = 0;
   int64_t num_gpus = 0;  // product of the launch's degrees when it gives them all
   std::string framework;
+  // What the launch says that parplan's model does not take from it, to be compared with
+  // what the model assumes: the expert tensor-parallel size (parplan derives it) and whether
+  // data-parallel communication overlaps compute (the framework's traits assume it does).
+  std::optional<int64_t> expert_tp;
+  bool overlaps_grad_reduce = true;
+  bool overlaps_param_gather = true;
   std::vector<std::string> notes;
 };
 

@@ -145,7 +145,7 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["pp"] = pp;
   p["cp"] = s.integer("--context-parallel-size").value_or(1);
   p["ep"] = s.integer("--expert-model-parallel-size").value_or(1);
-  s.get("--expert-tensor-parallel-size");  // parplan derives it (ParallelPlan::expert_tp)
+  d.expert_tp = s.integer("--expert-tensor-parallel-size");
   int64_t vpp = 1;
   if (auto per = s.integer("--num-layers-per-virtual-pipeline-stage")) {
     vpp = layers / pp / *per;
@@ -203,6 +203,8 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   s.get("--fp8-param-gather");
   t["precision"] = precision;
   t["method"] = s.has("--finetune") ? "sft" : "pretrain";
+  d.overlaps_grad_reduce = s.has("--overlap-grad-reduce");
+  d.overlaps_param_gather = s.has("--overlap-param-gather");
   d.num_nodes = s.integer("torchrun --nnodes").value_or(0);
   d.gpus_per_node = s.integer("torchrun --nproc-per-node")
                         .value_or(s.integer("torchrun --nproc_per_node").value_or(0));

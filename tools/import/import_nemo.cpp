@@ -109,7 +109,7 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["pp"] = pp;
   p["cp"] = s.integer("model.context_parallel_size").value_or(1);
   p["ep"] = s.integer("model.expert_model_parallel_size").value_or(1);
-  s.get("model.expert_tensor_parallel_size");  // parplan derives it (ParallelPlan::expert_tp)
+  d.expert_tp = s.integer("model.expert_tensor_parallel_size");
   int64_t vpp = s.integer("model.virtual_pipeline_model_parallel_size").value_or(1);
   if (const LaunchSetting* layout = s.get("model.pipeline_model_parallel_layout")) {
     d.chunk_layers = layout_chunks(s, *layout);
@@ -186,6 +186,9 @@ ImportDraft read_nemo_launch(SettingTable& s) {
     const auto base = s.text("checkpoint.pretrained_checkpoint");
     t["method"] = base && !base->empty() && *base != "null" ? "sft" : "pretrain";
   }
+  // DistributedDataParallelConfig leaves both off; recipes usually turn them on.
+  d.overlaps_grad_reduce = s.boolean("ddp.overlap_grad_reduce").value_or(true);
+  d.overlaps_param_gather = s.boolean("ddp.overlap_param_gather").value_or(true);
   // Read, with no effect on the prediction.
   for (const char* prefix :
        {"checkpoint.", "tokenizer.", "train.train_iters", "comm_overlap.", "ddp.overlap_",

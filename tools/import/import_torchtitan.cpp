@@ -87,7 +87,7 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
   p["pp"] = pp;
   p["sequence_parallel"] = tp > 1;  // torchtitan shards the sequence with every tp > 1
   p["ep"] = s.integer("parallelism.expert_parallel_degree").value_or(1);
-  s.get("parallelism.expert_tensor_parallel_degree");  // parplan derives it
+  d.expert_tp = s.integer("parallelism.expert_tensor_parallel_degree");
   const std::string reshard = s.text("parallelism.fsdp_reshard_after_forward").value_or("default");
   p["zero_stage"] = shard == 1            ? 0
                     : reshard == "never"  ? 2
