@@ -344,6 +344,84 @@ TEST(Export, FrameworkDescriptionsNameRealFormatsAndOthersGetANote) {
   }
 }
 
+// (name, value) pairs of a torchtitan main Python config (launch_torchtitan_main.cpp).
+std::vector<std::pair<std::string, std::string>> python_names(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  bool in_parallelism = false;
+  while (std::getline(in, line)) {
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    if (t.rfind("from ", 0) == 0) {
+      const auto import = t.find(" import ");
+      const std::string module = t.substr(5, import - 5);
+      std::istringstream names(t.substr(import + 8));
+      std::string name;
+      while (std::getline(names, name, ',')) out.emplace_back("import:" + module, trim(name));
+    } else if (t.rfind("config.parallelism = ParallelismConfig(", 0) == 0) {
+      in_parallelism = true;
+      out.emplace_back("config.parallelism", "");
+    } else if (in_parallelism && t == ")") {
+      in_parallelism = false;
+    } else if (in_parallelism) {
+      const auto eq = t.find('=');
+      out.emplace_back("parallelism." + t.substr(0, eq), t.substr(eq + 1, t.size() - eq - 2));
+    } else if (t.rfind("config.training.", 0) == 0) {
+      const auto eq = t.find(" = ");
+      out.emplace_back(t.substr(7, eq - 7), t.substr(eq + 3));
+    } else if (t.rfind("config.", 0) == 0 && t.find(" = ") != std::string::npos) {
+      const auto eq = t.find(" = ");
+      std::string value = t.substr(eq + 3);
+      if (const auto hash = value.find("  #"); hash != std::string::npos)
+        value = value.substr(0, hash);
+      out.emplace_back(t.substr(0, eq), value);
+    }
+  }
+  return out;
+}
+
+// torchtitan main: every name is in the list from b5bcd76c; the version is named; batches are
+// in tokens; main refuses experts with tensor parallelism.
+TEST(Export, TorchtitanMainNamesAreDocumented) {
+  const FlagList list = load_list("torchtitan_main_keys.txt");
+  int exported = 0;
+  for (auto [name, job] : variant_jobs()) {
+    for (int round = 0; round < 4; ++round) {  // the nearest plan main runs, if any
+      const auto refusal = tools::torchtitan_main_refusal(job);
+      if (!refusal || !refusal->nearest) break;
+      job.plan = *refusal->nearest;
+    }
+    if (tools::torchtitan_main_refusal(job)) continue;
+    const std::string text = tools::export_torchtitan_main(job);
+    EXPECT_NE(text.find("torchtitan main (pytorch/torchtitan b5bcd76c)"), std::string::npos);
+    ++exported;
+    for (const auto& [key, value] : python_names(text)) {
+      auto it = list.find(key);
+      ASSERT_NE(it, list.end()) << name << ": " << key << "\n" << text;
+      if (!it->second.empty() && !value.empty()) {
+        EXPECT_TRUE(it->second.count(value)) << name << ": " << key << " = " << value;
+      }
+    }
+  }
+  EXPECT_GE(exported, 15);
+  std::map<std::string, std::string> llama70;
+  for (const auto& [k, v] : python_names(tools::export_torchtitan_main(load_job(
+           std::string(PARPLAN_SOURCE_DIR) + "/tools/examples/llama3.1-70b-dgx-h100.json")))) {
+    llama70[k] = v;
+  }
+  EXPECT_EQ(llama70.at("training.max_context_length"), "8192");
+  EXPECT_EQ(llama70.at("parallelism.pipeline_parallel_schedule"), "\"Interleaved1F1B\"");
+  EXPECT_EQ(llama70.at("config.model_spec"), "model_registry(\"70B\")");
+  // Mixtral is no torchtitan model; DeepSeek-V3 with tp 2 and ep inside dp keeps expert tp.
+  EXPECT_EQ(tools::torchtitan_main_refusal(variant_jobs().at("mixtral-ep"))->key, "model");
+  Job deepseek = variant_jobs().at("deepseek-v3");
+  deepseek.plan.zero_stage = 3;  // past the ZeRO-1 refusal
+  const auto ds = tools::torchtitan_main_refusal(deepseek);
+  ASSERT_TRUE(ds.has_value());
+  EXPECT_EQ(ds->key, "plan.ep");
+}
+
 TEST(Export, MoeLayerPatternIsRunLengthEncoded) {
   EXPECT_EQ(tools::launch::megatron_pattern_expression({0, 0, 0, 1, 1}), "([0]*3+[1]*2)");
   EXPECT_EQ(tools::launch::megatron_pattern_expression({1, 0, 1, 0}), "([1]*1+[0]*1+[1]*1+[0]*1)");

@@ -314,5 +314,22 @@ TEST(Import, CommandWritesTheJobAndListsWhatItDidNotRead) {
   EXPECT_EQ(run_parplan("import --format nemo " + dir.file("train.sh")).exit_code, 2);
 }
 
+// --torchtitan-version selects the release the config is for, and the output names it.
+TEST(Import, ExportNamesTheTorchtitanVersion) {
+  const std::string job =
+      std::string(PARPLAN_SOURCE_DIR) + "/tools/examples/llama3.1-70b-dgx-h100.json";
+  const CommandResult main = run_parplan(
+      "export --job " + job + " --format torchtitan --torchtitan-version main --plan-nearest");
+  EXPECT_EQ(main.exit_code, 0) << main.output;
+  EXPECT_NE(main.output.find("torchtitan main (pytorch/torchtitan b5bcd76c)"), std::string::npos);
+  EXPECT_NE(main.output.find("def parplan_config() -> Trainer.Config:"), std::string::npos);
+  const CommandResult toml =
+      run_parplan("export --job " + job + " --format torchtitan --plan-nearest");
+  EXPECT_NE(toml.output.find("torchtitan v0.2.2 job config (TOML)"), std::string::npos);
+  EXPECT_EQ(run_parplan("export --job " + job + " --format torchtitan --torchtitan-version 0.3")
+                .exit_code,
+            2);
+}
+
 }  // namespace
 }  // namespace parplan::testing

@@ -43,6 +43,12 @@ std::string export_megatron(const Job& job);
 std::string export_nemo(const Job& job);
 std::string export_torchtitan(const Job& job);
 
+// torchtitan main (pytorch/torchtitan b5bcd76c): a Python config function (the TOML job config
+// gave way to Python in commit 9810191b). Its refusals are v0.2.2's, and experts without
+// tensor parallelism (main's expert parallelism takes its ranks from FSDP and TP).
+std::optional<ExportRefusal> torchtitan_main_refusal(const Job& job);
+std::string export_torchtitan_main(const Job& job);
+
 namespace launch {
 
 // Megatron-Core's refusals, shared by Megatron-LM and Megatron-Bridge: pipeline schedule, rank
@@ -90,6 +96,14 @@ std::string number_text(double v);
 // vocabulary: Megatron then leaves the vocabulary unpadded (megatron/training/vocab_utils.py
 // pads to a multiple of make_vocab_size_divisible_by * tp).
 int64_t vocab_divisor(int64_t vocab, int64_t tp);
+
+// torchtitan's model name and flavor for a model of that shape (llama3 8B, ...), if it ships one.
+std::optional<std::pair<std::string, std::string>> torchtitan_model(const ModelSpec& model);
+
+// Module names of each model chunk in pipeline order (the names
+// generate_llm_fqn_per_model_part gives torchtitan's decoder models), as a list of lists:
+// [["tok_embeddings", "layers.0"], ["layers.1", "norm", "output"]].
+std::string torchtitan_module_fqns(const Job& job);
 
 // Whether the model has no dropout (Llama-style), for the frameworks' dropout settings.
 bool trains_without_dropout(const ModelSpec& model);

@@ -102,9 +102,9 @@ void training(const Job& job, Toml& t) {
   }
 }
 
-// Module names of each model chunk in pipeline order (the names generate_llm_fqn_per_model_part
-// gives torchtitan's decoder models): a TOML list of lists.
-std::string module_fqns(const Job& job) {
+}  // namespace
+
+std::string launch::torchtitan_module_fqns(const Job& job) {
   const auto chunks = layers_per_chunk(job.model, job.plan);
   std::string out = "[";
   int64_t layer = 0;
@@ -123,6 +123,8 @@ std::string module_fqns(const Job& job) {
   }
   return out + "]";
 }
+
+namespace {
 
 void parallelism(const Job& job, Toml& t) {
   const ParallelPlan& p = job.plan;
@@ -177,7 +179,7 @@ void parallelism(const Job& job, Toml& t) {
       t.set("pipeline_parallel_first_stage_less_layers", 0);
       t.set("pipeline_parallel_last_stage_less_layers", 0);
     } else {
-      t.set("module_fqns_per_model_part", module_fqns(job));
+      t.set("module_fqns_per_model_part", launch::torchtitan_module_fqns(job));
     }
   }
   if (job.model.moe) {
@@ -190,6 +192,12 @@ void parallelism(const Job& job, Toml& t) {
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, std::string>> launch::torchtitan_model(const ModelSpec& m) {
+  const TorchtitanFlavor* f = torchtitan_flavor(m);
+  if (!f) return std::nullopt;
+  return std::pair<std::string, std::string>{f->name, f->flavor};
+}
 
 std::string preset_for_torchtitan_flavor(std::string_view name, std::string_view flavor) {
   for (const std::string& preset : model_preset_names()) {
