@@ -323,6 +323,12 @@ TEST(TorchtitanRules, PipelineSplitsAndRefusals) {
   ASSERT_TRUE(dualpipe.has_value());
   EXPECT_EQ(dualpipe->key, "plan.schedule");
   EXPECT_FALSE(refusal("llama3.1-8b", R"({"tp": 2, "zero_stage": 3})").has_value());
+  // DDP only as the sole parallelism (v0.2.2 llama3/infra/parallelize.py).
+  const auto ddp = refusal("llama3.1-8b", R"({"tp": 2, "zero_stage": 0})");
+  ASSERT_TRUE(ddp.has_value());
+  EXPECT_EQ(ddp->key, "plan.zero_stage");
+  EXPECT_EQ(ddp->nearest->zero_stage, 2);
+  EXPECT_FALSE(refusal("llama3.1-8b", R"({"tp": 1, "zero_stage": 0})").has_value());
 }
 
 }  // namespace

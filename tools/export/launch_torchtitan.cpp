@@ -223,6 +223,17 @@ std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
                          "0 (DDP), 2 or 3 (FSDP2): it has no optimizer-only sharding", nearest,
                          "plan.zero_stage 2"};
   }
+  // models/llama3/infra/parallelize.py: DDP only when data parallelism is the only one
+  // ("DDP has not supported > 1D parallelism"); with tp, pp or cp it must be FSDP2.
+  if (p.zero_stage == 0 && p.dp > 1 && p.tp * p.pp * p.cp > 1) {
+    ParallelPlan nearest = p;
+    nearest.zero_stage = 2;
+    return ExportRefusal{"plan.zero_stage",
+                         "0 with tp*pp*cp = " + std::to_string(p.tp * p.pp * p.cp),
+                         "DDP (zero_stage 0) only as the sole parallelism; with tp, pp or cp, "
+                         "FSDP2 (2 or 3)",
+                         nearest, "plan.zero_stage 2"};
+  }
   const bool zero_bubble_h1 = p.schedule == ScheduleKind::ZeroBubble && p.vpp == 1;
   if (p.pp > 1 && (zero_bubble_h1 || p.schedule == ScheduleKind::DualPipe)) {
     const ParallelPlan nearest = launch::with_1f1b_schedule(p);
