@@ -183,6 +183,13 @@ void note_assumptions(ImportDraft& d, const Job& job) {
                       std::to_string(p.expert_tp()) + " (tp when ep fits in dp*cp, else 1)");
   }
   const auto traits = cost::framework_traits(job.framework, job.training, p);
+  if (d.fp8_param_gather &&
+      *d.fp8_param_gather != cost::fp8_params_apply(traits, job.cluster.node.gpu)) {
+    d.notes.push_back(std::string("training.precision fp8: the launch ") +
+                      (*d.fp8_param_gather ? "gathers" : "does not gather") +
+                      " parameters in fp8; parplan's memory and time model for this GPU " +
+                      (*d.fp8_param_gather ? "does not" : "does"));
+  }
   if (p.dp > 1 && traits.overlap_dp_grad_reduce && !d.overlaps_grad_reduce) {
     d.notes.push_back(
         "the launch does not overlap the gradient reduction with the backward "

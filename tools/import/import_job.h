@@ -81,6 +81,7 @@ struct ImportDraft {
   std::optional<int64_t> expert_tp;
   bool overlaps_grad_reduce = true;
   bool overlaps_param_gather = true;
+  std::optional<bool> fp8_param_gather;  // fp8 parameters all-gathered in fp8, when it says
   std::vector<std::string> notes;
 };
 

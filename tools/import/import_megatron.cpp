@@ -171,8 +171,17 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["sequence_parallel"] = s.has("--sequence-parallel");
   const auto granularity = s.text("--recompute-granularity");
   p["recompute"] = granularity.value_or("none");
-  s.get("--recompute-method");
-  s.get("--recompute-num-layers");
+  // parplan's full recomputation recomputes every layer (uniform, one layer per group).
+  const auto method = s.text("--recompute-method");
+  const auto recomputed = s.integer("--recompute-num-layers");
+  if (granularity == "full" &&
+      ((method && *method == "block") || (recomputed && *recomputed != 1))) {
+    d.notes.push_back(
+        "plan.recompute: the launch recomputes part of the layers (--recompute-method " +
+        method.value_or("uniform") + ", --recompute-num-layers " +
+        std::to_string(recomputed.value_or(1)) +
+        "); parplan models full recomputation of every layer");
+  }
   if (s.has("--use-tp-pp-dp-mapping")) p["order"] = "tp-cp-ep-pp-dp";
   int zero = s.has("--use-distributed-optimizer") ? 1 : 0;
   if (s.has("--use-megatron-fsdp")) {
@@ -200,7 +209,7 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   std::string precision = s.has("--bf16") ? "bf16" : s.has("--fp16") ? "fp16" : "fp32";
   if (s.has("--fp8-format")) precision = "fp8";
   s.get("--fp8-recipe");
-  s.get("--fp8-param-gather");
+  if (precision == "fp8") d.fp8_param_gather = s.has("--fp8-param-gather");
   t["precision"] = precision;
   t["method"] = s.has("--finetune") ? "sft" : "pretrain";
   d.overlaps_grad_reduce = s.has("--overlap-grad-reduce");

@@ -125,9 +125,16 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
   p["micro_batch_size"] = s.integer("train.micro_batch_size").value_or(1);
   p["sequence_parallel"] = s.boolean("model.sequence_parallel").value_or(false);
-  p["recompute"] = s.text("model.recompute_granularity").value_or("none");
-  s.get("model.recompute_method");
-  s.get("model.recompute_num_layers");
+  const auto granularity = s.text("model.recompute_granularity");
+  p["recompute"] = granularity.value_or("none");
+  const auto method = s.text("model.recompute_method");
+  const auto recomputed = s.integer("model.recompute_num_layers");
+  if (granularity == "full" &&
+      ((method && *method == "block") || (recomputed && *recomputed != 1))) {
+    d.notes.push_back(
+        "plan.recompute: the launch recomputes part of the layers; parplan models "
+        "full recomputation of every layer");
+  }
   if (s.boolean("dist.use_tp_pp_dp_mapping").value_or(false)) p["order"] = "tp-cp-ep-pp-dp";
   const bool in_ddp = s.boolean("ddp.use_distributed_optimizer").value_or(false);
   const bool in_optimizer = s.boolean("optimizer.use_distributed_optimizer").value_or(false);
@@ -147,7 +154,7 @@ void read_plan(SettingTable& s, ImportDraft& d) {
 }
 
 // A preset name, or the MixedPrecisionConfig fields (fp8 set: fp8 training).
-std::string read_precision(SettingTable& s) {
+std::string read_precision(SettingTable& s, ImportDraft& d) {
   if (auto preset = s.text("mixed_precision"); preset && !preset->empty()) {
     if (preset->find("fp8") != std::string::npos || preset->find("mxfp8") != std::string::npos) {
       return "fp8";
@@ -159,6 +166,9 @@ std::string read_precision(SettingTable& s) {
            "a mixed_precision preset (bf16_mixed, fp16_mixed, bf16_with_*fp8*) or its fields");
   }
   const auto fp8 = s.text("mixed_precision.fp8");
+  if (const auto gather = s.boolean("mixed_precision.fp8_param_gather")) {
+    d.fp8_param_gather = *gather;
+  }
   s.mark_read_prefix("mixed_precision.");
   if (fp8 && !fp8->empty() && *fp8 != "null") return "fp8";
   if (s.boolean("mixed_precision.fp16").value_or(false)) return "fp16";
@@ -178,7 +188,7 @@ ImportDraft read_nemo_launch(SettingTable& s) {
   const auto seq = s.integer("dataset.seq_length");
   t["seq_length"] = seq ? *seq : s.required_integer("model.seq_length");
   s.get("model.seq_length");
-  t["precision"] = read_precision(s);
+  t["precision"] = read_precision(s, d);
   if (auto rank = s.integer("peft.dim")) {
     t["method"] = "lora";
     t["lora_rank"] = *rank;
