@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/check.h"
+#include "core/checked_int.h"
 #include "core/job.h"
 #include "core/presets.h"
 #include "cost_models/framework_traits.h"
@@ -44,13 +45,25 @@ std::optional<int64_t> read_integer(const SettingTable& table, const LaunchSetti
   int64_t v = 0;
   const auto* end = s->value.data() + s->value.size();
   const auto r = std::from_chars(s->value.data(), end, v);
-  if (s->value.empty() || r.ec != std::errc() || r.ptr != end || v < least) {
+  if (s->value.empty() || r.ec != std::errc() || r.ptr != end || v < least ||
+      v > kMaxLaunchInteger) {
     table.fail(*s, s->value.empty() ? "no value" : s->value,
-               least > 0 ? "a positive integer" : "an integer >= 0");
+               std::string(least > 0 ? "a positive integer" : "an integer >= 0") + " up to " +
+                   std::to_string(kMaxLaunchInteger));
   }
   return v;
 }
 }  // namespace
+
+std::optional<int64_t> parse_launch_count(std::string_view digits) {
+  int64_t v = 0;
+  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || r.ec != std::errc() || r.ptr != digits.data() + digits.size() || v < 0 ||
+      v > kMaxLaunchInteger) {
+    return std::nullopt;
+  }
+  return v;
+}
 
 std::optional<int64_t> SettingTable::integer(std::string_view key) {
   return read_integer(*this, get(key), 1);
@@ -236,8 +249,9 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
   Json cluster = {{"node", o.node}, {"num_nodes", nodes}};
   if (per_node != node.gpus_per_node) cluster["gpus_used_per_node"] = per_node;
   const int64_t gpus = nodes * per_node;
-  const int64_t model_parallel = d.plan.value("tp", int64_t{1}) * d.plan.value("pp", int64_t{1}) *
-                                 d.plan.value("cp", int64_t{1});
+  const int64_t model_parallel =
+      saturating_product({d.plan.value("tp", int64_t{1}), d.plan.value("pp", int64_t{1}),
+                          d.plan.value("cp", int64_t{1})});
   if (gpus % model_parallel != 0) {
     throw InputError(
         file, "plan",

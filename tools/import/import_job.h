@@ -33,6 +33,13 @@ struct ImportResult {
 ImportResult import_launch(ExportFormat format, std::string_view text, const std::string& file,
                            const ImportOptions& options);
 
+// Largest integer a launch setting may hold here: above any layer, GPU, batch or vocabulary
+// count, and small enough that products of a few of them stay far inside int64.
+inline constexpr int64_t kMaxLaunchInteger = 1'000'000'000;
+
+// Digits as a count up to kMaxLaunchInteger, else nullopt ("12" -> 12; "x", "" -> nullopt).
+std::optional<int64_t> parse_launch_count(std::string_view digits);
+
 // Settings by key with what was read of them; values turned into numbers with errors naming
 // FILE:LINE and the key.
 class SettingTable {

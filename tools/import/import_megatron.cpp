@@ -16,7 +16,7 @@ std::vector<int> megatron_moe_pattern(SettingTable& s, const LaunchSetting& flag
   text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
   std::vector<int> pattern;
   if (std::regex_match(text, std::regex(R"(\d+)"))) {
-    const int64_t k = std::stoll(text);
+    const int64_t k = parse_launch_count(text).value_or(0);
     if (k < 1) s.fail(flag, text, "a positive layer frequency");
     for (int64_t l = 0; l < layers; ++l) pattern.push_back(l % k == 0 ? 1 : 0);
     return pattern;
@@ -37,8 +37,10 @@ std::vector<int> megatron_moe_pattern(SettingTable& s, const LaunchSetting& flag
     for (char c : m[1].str()) {
       if (c == '0' || c == '1') items.push_back(c - '0');
     }
-    const int64_t times = m[2].matched ? std::stoll(m[2].str()) : 1;
-    for (int64_t t = 0; t < times && static_cast<int64_t>(pattern.size()) <= layers; ++t) {
+    const auto times = m[2].matched ? parse_launch_count(m[2].str()) : std::optional<int64_t>(1);
+    if (!times)
+      s.fail(flag, flag.value, "repeat counts up to " + std::to_string(kMaxLaunchInteger));
+    for (int64_t t = 0; t < *times && static_cast<int64_t>(pattern.size()) <= layers; ++t) {
       pattern.insert(pattern.end(), items.begin(), items.end());
     }
     pos += m.length(0);
@@ -53,6 +55,10 @@ std::vector<int> megatron_moe_pattern(SettingTable& s, const LaunchSetting& flag
 void read_model(SettingTable& s, ImportDraft& d) {
   Json& m = d.model;
   const int64_t layers = s.required_integer("--num-layers");
+  if (layers > kMaxModelLayers) {
+    s.fail(*s.get("--num-layers"), std::to_string(layers),
+           "at most " + std::to_string(kMaxModelLayers) + " layers");
+  }
   m["num_layers"] = layers;
   m["hidden_size"] = s.required_integer("--hidden-size");
   const int64_t heads = s.required_integer("--num-attention-heads");
@@ -130,7 +136,14 @@ std::vector<int64_t> layout_chunks(SettingTable& s, const LaunchSetting& flag) {
     if (!std::regex_search(rest, m, part, std::regex_constants::match_continuous)) {
       s.fail(flag, flag.value, "E, t and L with optional *N, chunks split by |");
     }
-    if (m[1] == "t") chunks.back() += m[2].matched ? std::stoll(m[2].str()) : 1;
+    const auto n = m[2].matched ? parse_launch_count(m[2].str()) : std::optional<int64_t>(1);
+    if (!n || chunks.back() > kMaxLaunchInteger) {
+      s.fail(flag, flag.value, "layer counts up to " + std::to_string(kMaxLaunchInteger));
+    }
+    if (m[1] == "t") chunks.back() += *n;
+    if (chunks.size() > static_cast<std::size_t>(kMaxPipelineChunks)) {
+      s.fail(flag, flag.value, "at most " + std::to_string(kMaxPipelineChunks) + " chunks");
+    }
     i += m.length(0);
   }
   return chunks;
@@ -141,6 +154,10 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   const int64_t tp = s.integer("--tensor-model-parallel-size").value_or(1);
   const int64_t pp = s.integer("--pipeline-model-parallel-size").value_or(1);
   const int64_t layers = d.model["num_layers"].get<int64_t>();
+  if (pp > layers) {
+    s.fail(*s.get("--pipeline-model-parallel-size"), std::to_string(pp),
+           "at most --num-layers (" + std::to_string(layers) + ") stages");
+  }
   p["tp"] = tp;
   p["pp"] = pp;
   p["cp"] = s.integer("--context-parallel-size").value_or(1);

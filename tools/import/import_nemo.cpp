@@ -1,6 +1,8 @@
 // A Megatron-Bridge ConfigContainer override (YAML) read back into a job: the fields of
 // launch_nemo.cpp (model.* Megatron-Core TransformerConfig/ModelParallelConfig/GPTModelProvider
 // fields, train.*, dataset.*, ddp.*, dist.*, peft.*, mixed_precision), defaults as Bridge's.
+#include <cctype>
+
 #include "core/check.h"
 #include "tools/import/import_job.h"
 
@@ -10,7 +12,12 @@ namespace {
 
 void read_model(SettingTable& s, ImportDraft& d) {
   Json& m = d.model;
-  m["num_layers"] = s.required_integer("model.num_layers");
+  const int64_t layers = s.required_integer("model.num_layers");
+  if (layers > kMaxModelLayers) {
+    s.fail(*s.get("model.num_layers"), std::to_string(layers),
+           "at most " + std::to_string(kMaxModelLayers) + " layers");
+  }
+  m["num_layers"] = layers;
   m["hidden_size"] = s.required_integer("model.hidden_size");
   m["num_attention_heads"] = s.required_integer("model.num_attention_heads");
   if (auto v = s.integer("model.ffn_hidden_size")) m["ffn_hidden_size"] = *v;
@@ -82,20 +89,27 @@ void read_model(SettingTable& s, ImportDraft& d) {
 std::vector<int64_t> layout_chunks(SettingTable& s, const LaunchSetting& setting) {
   std::vector<int64_t> chunks(1, 0);
   const std::string& v = setting.value;
+  const std::string allowed = "E, t and L with optional *N (N up to " +
+                              std::to_string(kMaxLaunchInteger) + "), chunks split by |";
   for (std::size_t i = 0; i < v.size(); ++i) {
     const char c = v[i];
     if (c == '|') {
       chunks.push_back(0);
+      if (chunks.size() > static_cast<std::size_t>(kMaxPipelineChunks)) s.fail(setting, v, allowed);
     } else if (c == 't') {
       int64_t n = 1;
       if (i + 1 < v.size() && v[i + 1] == '*') {
-        std::size_t used = 0;
-        n = std::stoll(v.substr(i + 2), &used);
-        i += 1 + used;
+        std::size_t end = i + 2;
+        while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
+        const auto count = parse_launch_count(std::string_view(v).substr(i + 2, end - i - 2));
+        if (!count) s.fail(setting, v, allowed);
+        n = *count;
+        i = end - 1;
       }
+      if (chunks.back() > kMaxLaunchInteger) s.fail(setting, v, allowed);
       chunks.back() += n;
     } else if (c != 'E' && c != 'L' && c != ' ' && c != ',') {
-      s.fail(setting, v, "E, t and L with optional *N, chunks split by |");
+      s.fail(setting, v, allowed);
     }
   }
   return chunks;
@@ -105,6 +119,10 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   Json& p = d.plan;
   const int64_t pp = s.integer("model.pipeline_model_parallel_size").value_or(1);
   const int64_t layers = d.model["num_layers"].get<int64_t>();
+  if (pp > layers) {
+    s.fail(*s.get("model.pipeline_model_parallel_size"), std::to_string(pp),
+           "at most model.num_layers (" + std::to_string(layers) + ") stages");
+  }
   p["tp"] = s.integer("model.tensor_model_parallel_size").value_or(1);
   p["pp"] = pp;
   p["cp"] = s.integer("model.context_parallel_size").value_or(1);

@@ -3,6 +3,7 @@
 // pipeline split by torchtitan's own rule (pipeline_parallel.py: embedding and output count
 // as first_stage_less_layers / last_stage_less_layers layers of their stages).
 #include "core/check.h"
+#include "core/checked_int.h"
 #include "core/presets.h"
 #include "tools/import/import_job.h"
 
@@ -75,9 +76,9 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
     shard = s.integer("parallelism.data_parallel_shard_degree").value_or(0);
   }
   if (shard > 0) {
-    d.num_gpus = replicate * shard * tp * cp * pp;
+    d.num_gpus = saturating_product({replicate, shard, tp, cp, pp});
   } else if (gpus_if_known > 0) {
-    shard = gpus_if_known / (replicate * tp * cp * pp);
+    shard = gpus_if_known / saturating_product({replicate, tp, cp, pp});
   } else {
     throw InputError(s.file(), "parallelism.data_parallel_shard_degree", "-1 (fill the GPUs)",
                      "a degree, or --nodes N to say how many GPUs there are");
@@ -95,7 +96,11 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
                     : pp > 1              ? 2
                                           : 3;
   if (shard > 1 && replicate > 1) p["zero_shard_size"] = shard;
-  const int64_t dp = replicate * shard;
+  const int64_t dp = saturating_product({replicate, shard});
+  if (shard < 1 || pp > find_model_preset(d.model_preset)->num_layers) {
+    throw InputError(s.file(), "parallelism", "degrees that do not fit the GPUs or the layers",
+                     "replicate * shard * tp * cp * pp = the GPU count, pp up to the layers");
+  }
   const int64_t local = s.required_integer("training.local_batch_size");
   const auto global = s.text("training.global_batch_size");
   t["global_batch_size"] = global && *global != "-1"
