@@ -125,6 +125,7 @@ std::map<std::string, Job> variant_jobs() {
   jobs["recompute-full"] = llama(R"({"tp": 2, "pp": 2, "recompute": "full"})");
   jobs["recompute-selective"] = llama(R"({"tp": 2, "recompute": "selective"})");
   jobs["fp8"] = llama(R"({"tp": 2})", "fp8");
+  jobs["fp8-zero0"] = llama(R"({"tp": 2, "zero_stage": 0})", "fp8");
   jobs["fp8-blackwell"] = job_from(
       R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-b200", "num_nodes": 2},
           "training": {"global_batch_size": 64, "seq_length": 4096, "precision": "fp8"},
@@ -255,6 +256,9 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(mg("fp8").at("--fp8-recipe"), "tensorwise");
   // The modelled fp8 layout: fp8 parameters gathered in fp8 on Hopper, MXFP8 on Blackwell.
   EXPECT_TRUE(mg("fp8").count("--fp8-param-gather"));
+  // Megatron gathers fp8 parameters only with a distributed optimizer or FSDP.
+  EXPECT_FALSE(mg("fp8-zero0").count("--fp8-param-gather"));
+  EXPECT_EQ(nm("fp8-zero0").at("mixed_precision.fp8_param_gather"), "false");
   EXPECT_FALSE(mg("fp8-blackwell").count("--fp8-param-gather"));
   EXPECT_EQ(mg("fp8-blackwell").at("--fp8-recipe"), "mxfp8");
   EXPECT_EQ(nm("fp8").at("mixed_precision.fp8_recipe"), "tensorwise");

@@ -140,6 +140,10 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
     // fp8: MXFP8 is a Blackwell recipe and uses E4M3 for every tensor.
     EXPECT_TRUE(l.has("--sequence-parallel"));
   }
+  // arguments.py: fp8 parameter gathers need the distributed optimizer or an FSDP.
+  if (l.has("--fp8-param-gather")) {
+    EXPECT_TRUE(l.has("--use-distributed-optimizer") || l.has("--use-megatron-fsdp"));
+  }
   if (l.has("--fp8-recipe") && l.args.at("--fp8-recipe") == "mxfp8") {
     EXPECT_EQ(job.cluster.node.gpu.architecture, "blackwell");
     EXPECT_EQ(l.args.at("--fp8-format"), "e4m3");

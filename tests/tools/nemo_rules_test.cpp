@@ -70,6 +70,11 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
   if (y.count("comm_overlap.tp_comm_overlap")) {
     EXPECT_EQ(y.at("model.sequence_parallel"), "true");
   }
+  // Megatron-Core: fp8 parameter gathers need the distributed optimizer or Megatron-FSDP.
+  if (y.count("mixed_precision.fp8_param_gather") &&
+      y.at("mixed_precision.fp8_param_gather") == "true") {
+    EXPECT_TRUE(y.at("ddp.use_distributed_optimizer") == "true" || fsdp);
+  }
   if (y.count("model.num_moe_experts")) {
     EXPECT_EQ(y.at("model.moe_grouped_gemm"), "true");
   }

@@ -128,7 +128,10 @@ int64_t vocab_divisor(int64_t vocab, int64_t tp) {
 
 Fp8Launch fp8_launch(const Job& job) {
   const auto traits = cost::framework_traits(job.framework, job.training, job.plan);
-  const bool param_gather = cost::fp8_params_apply(traits, job.cluster.node.gpu);
+  // arguments.py: "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
+  // megatron fsdp": without ZeRO the parameters stay 16-bit.
+  const bool param_gather =
+      cost::fp8_params_apply(traits, job.cluster.node.gpu) && job.plan.zero_stage >= 1;
   if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
     return {"e4m3", "mxfp8", param_gather, "mx"};
   }

@@ -59,7 +59,8 @@ std::optional<ExportRefusal> megatron_core_refusal(const Job& job);
 // time model assumes (cost_models/framework_traits.h fp8_recipe_is_mxfp8, fp8_params_apply):
 // per-tensor current scaling ("tensorwise", E4M3 forward and E5M2 gradients: "hybrid") before
 // Blackwell, MXFP8 (E4M3 for every tensor) on Blackwell; fp8 parameter all-gathers only where
-// the model counts parameters in fp8.
+// the model counts parameters in fp8 and the plan shards the optimizer (ZeRO >= 1; Megatron
+// refuses --fp8-param-gather without a distributed optimizer or FSDP).
 struct Fp8Launch {
   const char* format;                // Megatron --fp8-format, Megatron-Bridge fp8
   const char* recipe;                // Megatron --fp8-recipe, Megatron-Bridge fp8_recipe

@@ -196,11 +196,12 @@ void note_assumptions(ImportDraft& d, const Job& job) {
                       std::to_string(p.expert_tp()) + " (tp when ep fits in dp*cp, else 1)");
   }
   const auto traits = cost::framework_traits(job.framework, job.training, p);
-  if (d.fp8_param_gather &&
-      *d.fp8_param_gather != cost::fp8_params_apply(traits, job.cluster.node.gpu)) {
+  // What parplan would launch for this plan (launch::fp8_launch): fp8 parameters where the
+  // model counts them and the optimizer is sharded.
+  if (d.fp8_param_gather && *d.fp8_param_gather != launch::fp8_launch(job).param_gather) {
     d.notes.push_back(std::string("training.precision fp8: the launch ") +
                       (*d.fp8_param_gather ? "gathers" : "does not gather") +
-                      " parameters in fp8; parplan's memory and time model for this GPU " +
+                      " parameters in fp8; parplan's model for this GPU and plan " +
                       (*d.fp8_param_gather ? "does not" : "does"));
   }
   if (p.dp > 1 && traits.overlap_dp_grad_reduce && !d.overlaps_grad_reduce) {
