@@ -37,9 +37,10 @@ Job job_from(const std::string& text) {
 void expect_bridge_accepts(const Job& job, const std::string& text) {
   SCOPED_TRACE(text);
   const auto y = read_yaml(text);
+  // A field the override sets to something (null leaves it unset).
+  auto given = [&](const std::string& key) { return y.count(key) && y.at(key) != "null"; };
   auto number = [&](const std::string& key, int64_t fallback) {
-    auto it = y.find(key);
-    return it == y.end() ? fallback : std::stoll(it->second);
+    return given(key) ? std::stoll(y.at(key)) : fallback;
   };
   // A section the recipe may leave None (comm_overlap; mixed_precision given as fields) must
   // name its class, or _apply_overrides sets a plain dict that .finalize() cannot use.
@@ -63,8 +64,13 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
   EXPECT_EQ(number("train.global_batch_size", 0) % (number("train.micro_batch_size", 1) * dp), 0);
   EXPECT_EQ(number("model.num_attention_heads", 0) % tp, 0);
   EXPECT_EQ(number("model.num_query_groups", 1) % tp, 0);
-  if (!y.count("model.pipeline_model_parallel_layout") &&
-      !y.count("model.num_layers_in_first_pipeline_stage")) {
+  // TransformerConfig: a layout excludes the first/last-stage counts; every split is given.
+  EXPECT_FALSE(given("model.pipeline_model_parallel_layout") &&
+               given("model.num_layers_in_first_pipeline_stage"));
+  EXPECT_TRUE(y.count("model.virtual_pipeline_model_parallel_size"));
+  EXPECT_EQ(y.at("model.account_for_embedding_in_pipeline_split"), "false");
+  if (!given("model.pipeline_model_parallel_layout") &&
+      !given("model.num_layers_in_first_pipeline_stage")) {
     EXPECT_EQ(layers % (pp * number("model.virtual_pipeline_model_parallel_size", 1)), 0);
   }
   if (y.count("comm_overlap.tp_comm_overlap")) {

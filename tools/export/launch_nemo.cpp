@@ -60,20 +60,13 @@ class Yaml {
   std::string top_;
 };
 
-void parallelism(const Job& job, Yaml& y) {
+// Layers over stages and chunks. Every split field is written, null where unused, so that a
+// recipe's own split (Bridge's Llama 3 70B sets virtual stages, DeepSeek recipes a layout)
+// cannot survive the override: TransformerConfig rejects a layout beside first/last-stage
+// counts or account_for_* (transformer_config.py __post_init__).
+void pipeline_split(const Job& job, Yaml& y) {
   const ParallelPlan& p = job.plan;
-  const auto traits = cost::framework_traits(job.framework, job.training, p);
-  y.comment("model", "parallelism (data-parallel size " + std::to_string(p.dp) +
-                         " is derived from the GPU count)");
-  y.set("model", "tensor_model_parallel_size", p.tp);
-  y.set("model", "pipeline_model_parallel_size", p.pp);
-  if (p.vpp > 1) y.set("model", "virtual_pipeline_model_parallel_size", p.vpp);
-  y.set("model", "context_parallel_size", p.cp);
-  if (job.model.moe) {
-    y.set("model", "expert_model_parallel_size", p.ep);
-    y.set("model", "expert_tensor_parallel_size", p.expert_tp());
-  }
-  y.set_bool("model", "sequence_parallel", p.sequence_parallel && p.tp > 1);
+  std::string first = "null", last = "null", layout = "null";
   if (p.pp > 1 && launch::even_layers_per_chunk(job) == 0) {
     // Uneven splits: first/last-stage counts where they say it, else the explicit layout
     // (megatron/core/transformer/pipeline_parallel_layer_layout.py), as Megatron-LM's export.
@@ -81,13 +74,35 @@ void parallelism(const Job& job, Yaml& y) {
     bool middle_even = p.vpp == 1 && chunks.size() > 2;
     for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
     if (middle_even) {
-      y.set("model", "num_layers_in_first_pipeline_stage", chunks.front());
-      y.set("model", "num_layers_in_last_pipeline_stage", chunks.back());
+      first = std::to_string(chunks.front());
+      last = std::to_string(chunks.back());
     } else {
-      y.set("model", "pipeline_model_parallel_layout",
-            "\"" + launch::megatron_pipeline_layout(chunks) + "\"");
+      layout = "\"" + launch::megatron_pipeline_layout(chunks) + "\"";
     }
   }
+  y.set("model", "virtual_pipeline_model_parallel_size",
+        p.vpp > 1 ? std::to_string(p.vpp) : std::string("null"));
+  y.set("model", "num_layers_in_first_pipeline_stage", first);
+  y.set("model", "num_layers_in_last_pipeline_stage", last);
+  y.set("model", "pipeline_model_parallel_layout", layout);
+  y.set_bool("model", "account_for_embedding_in_pipeline_split", false);
+  y.set_bool("model", "account_for_loss_in_pipeline_split", false);
+}
+
+void parallelism(const Job& job, Yaml& y) {
+  const ParallelPlan& p = job.plan;
+  const auto traits = cost::framework_traits(job.framework, job.training, p);
+  y.comment("model", "parallelism (data-parallel size " + std::to_string(p.dp) +
+                         " is derived from the GPU count)");
+  y.set("model", "tensor_model_parallel_size", p.tp);
+  y.set("model", "pipeline_model_parallel_size", p.pp);
+  y.set("model", "context_parallel_size", p.cp);
+  if (job.model.moe) {
+    y.set("model", "expert_model_parallel_size", p.ep);
+    y.set("model", "expert_tensor_parallel_size", p.expert_tp());
+  }
+  y.set_bool("model", "sequence_parallel", p.sequence_parallel && p.tp > 1);
+  pipeline_split(job, y);
   // Schedules and rank orders Megatron-Core lacks are refused (nemo_refusal).
   if (p.order == "tp-cp-ep-pp-dp") y.set_bool("dist", "use_tp_pp_dp_mapping", true);
   const bool distributed_optimizer = p.zero_stage >= 1;

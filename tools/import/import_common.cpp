@@ -33,8 +33,9 @@ std::optional<std::string> SettingTable::text(std::string_view key) {
 }
 
 namespace {
+// A shell variable, a <PLACEHOLDER> or YAML's null: the launch leaves the value open.
 bool is_placeholder(const std::string& v) {
-  return !v.empty() && (v.front() == '$' || v.front() == '<');
+  return (!v.empty() && (v.front() == '$' || v.front() == '<')) || v == "null" || v == "~";
 }
 }  // namespace
 

@@ -129,11 +129,16 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["ep"] = s.integer("model.expert_model_parallel_size").value_or(1);
   d.expert_tp = s.integer("model.expert_tensor_parallel_size");
   int64_t vpp = s.integer("model.virtual_pipeline_model_parallel_size").value_or(1);
-  if (const LaunchSetting* layout = s.get("model.pipeline_model_parallel_layout")) {
+  s.get("model.account_for_embedding_in_pipeline_split");
+  s.get("model.account_for_loss_in_pipeline_split");
+  const LaunchSetting* layout = s.get("model.pipeline_model_parallel_layout");
+  if (layout && layout->value != "null" && layout->value != "~" && !layout->value.empty()) {
     d.chunk_layers = layout_chunks(s, *layout);
     vpp = static_cast<int64_t>(d.chunk_layers.size()) / pp;
-  } else if (auto first = s.integer("model.num_layers_in_first_pipeline_stage")) {
-    const int64_t last = s.integer("model.num_layers_in_last_pipeline_stage").value_or(0);
+  }
+  const auto first = s.integer("model.num_layers_in_first_pipeline_stage");
+  const int64_t last = s.integer("model.num_layers_in_last_pipeline_stage").value_or(0);
+  if (d.chunk_layers.empty() && first && pp > 1) {
     const int64_t middle = pp > 2 ? (layers - *first - last) / (pp - 2) : 0;
     d.chunk_layers.assign(pp, middle);
     d.chunk_layers.front() = *first;
