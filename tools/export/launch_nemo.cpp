@@ -141,9 +141,8 @@ void model_shape(const Job& job, Yaml& y) {
   y.set("model", "ffn_hidden_size", m.ffn_hidden_size);
   y.set("model", "num_attention_heads", m.num_attention_heads);
   y.set("model", "num_query_groups", m.num_query_groups);
-  if (!m.mla && m.head_dim * m.num_attention_heads != m.hidden_size) {
-    y.set("model", "kv_channels", m.head_dim);
-  }
+  // Fields a recipe may set for its own model are written even at their defaults.
+  if (!m.mla) y.set("model", "kv_channels", m.head_dim);
   if (m.activation == Activation::Swiglu) {
     y.set_bool("model", "gated_linear_unit", true);
     y.set("model", "activation_func", "silu");
@@ -173,7 +172,8 @@ void model_shape(const Job& job, Yaml& y) {
   y.set("model", "seq_length", job.training.seq_length);
   if (m.mla) {
     y.comment("model", "multi-latent attention: needs an MLA model provider (DeepSeek recipes)");
-    if (m.mla->q_lora_rank > 0) y.set("model", "q_lora_rank", m.mla->q_lora_rank);
+    y.set("model", "q_lora_rank",
+          m.mla->q_lora_rank > 0 ? std::to_string(m.mla->q_lora_rank) : std::string("null"));
     y.set("model", "kv_lora_rank", m.mla->kv_lora_rank);
     y.set("model", "qk_head_dim", m.mla->qk_nope_head_dim);
     y.set("model", "qk_pos_emb_head_dim", m.mla->qk_rope_head_dim);
@@ -188,6 +188,8 @@ void model_shape(const Job& job, Yaml& y) {
                                  ? m.moe->shared_expert_ffn_hidden_size
                                  : m.moe->num_shared_experts * m.moe->expert_ffn_hidden_size;
       y.set("model", "moe_shared_expert_intermediate_size", shared);
+    } else {
+      y.set("model", "moe_shared_expert_intermediate_size", "null");
     }
     const auto pattern = launch::moe_layer_pattern(m);
     std::string list;
@@ -196,7 +198,7 @@ void model_shape(const Job& job, Yaml& y) {
       all_moe &= v == 1;
       list += (list.empty() ? "" : ", ") + std::to_string(v);
     }
-    if (!all_moe) y.set("model", "moe_layer_freq", "[" + list + "]");
+    y.set("model", "moe_layer_freq", all_moe ? "1" : "[" + list + "]");
     if (job.plan.ep > 1) y.set("model", "moe_token_dispatcher_type", "alltoall");
     y.set_bool("model", "moe_grouped_gemm", true);  // the time model assumes grouped GEMMs
   }
@@ -205,7 +207,9 @@ void model_shape(const Job& job, Yaml& y) {
 void training(const Job& job, Yaml& y) {
   const ParallelPlan& p = job.plan;
   const TrainingSpec& t = job.training;
-  if (p.recompute == Recompute::Selective) {
+  if (p.recompute == Recompute::None) {
+    y.set("model", "recompute_granularity", "null");  // not the recipe's
+  } else if (p.recompute == Recompute::Selective) {
     y.set("model", "recompute_granularity", "selective");
   } else if (p.recompute == Recompute::Full) {
     y.set("model", "recompute_granularity", "full");
@@ -249,7 +253,7 @@ namespace {
 void mixed_precision(const Job& job, Yaml& y) {
   switch (job.training.precision) {
     case Precision::Fp32:
-      y.top_comment("mixed_precision: none (fp32 training; leave the recipe's unset)");
+      y.top("mixed_precision", "null");  // fp32 training, not the recipe's preset
       return;
     case Precision::Fp16:
       y.top("mixed_precision", "fp16_mixed");

@@ -149,7 +149,7 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["micro_batch_size"] = s.integer("train.micro_batch_size").value_or(1);
   p["sequence_parallel"] = s.boolean("model.sequence_parallel").value_or(false);
   const auto granularity = s.text("model.recompute_granularity");
-  p["recompute"] = granularity.value_or("none");
+  p["recompute"] = granularity && *granularity != "null" ? *granularity : "none";
   const auto method = s.text("model.recompute_method");
   const auto recomputed = s.integer("model.recompute_num_layers");
   if (granularity == "full" &&
@@ -178,7 +178,9 @@ void read_plan(SettingTable& s, ImportDraft& d) {
 
 // A preset name, or the MixedPrecisionConfig fields (fp8 set: fp8 training).
 std::string read_precision(SettingTable& s, ImportDraft& d) {
-  if (auto preset = s.text("mixed_precision"); preset && !preset->empty()) {
+  if (auto preset = s.text("mixed_precision"); preset && (*preset == "null" || *preset == "~")) {
+    return "fp32";  // no mixed precision
+  } else if (preset && !preset->empty()) {
     if (preset->find("fp8") != std::string::npos || preset->find("mxfp8") != std::string::npos) {
       return "fp8";
     }
