@@ -142,6 +142,7 @@ TEST(Import, ExportThenImportGivesThePlannersTopPlansBack) {
   // 20 jobs x 2 plans x 3 formats, less the models a format refuses: BLOOM's ALiBi in
   // Megatron-Core, the 12 jobs whose model torchtitan does not ship.
   EXPECT_GE(trips, 90);
+  RecordProperty("round_trips", trips);
 }
 
 // Plans the planner rarely ranks first: uneven splits, hybrid sharding, selective recompute.
