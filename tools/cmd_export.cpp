@@ -1,8 +1,8 @@
 // `parplan export --job FILE --format megatron|nemo|torchtitan [--plan P.json]
-// [--plan-nearest]`: prints the launch settings of the job's plan for a training framework.
-// A plan the framework cannot run is refused (exit 2) with the key, what the framework
-// supports and the nearest plan it runs; --plan-nearest exports that plan instead.
-// Tested in tests/tools/export_test.cpp.
+// [--plan-nearest] [--torchtitan-version v0.2.2|main]`: prints the launch settings of the job's
+// plan for a training framework. A plan the framework cannot run is refused (exit 2) with the key,
+// what the framework supports and the nearest plan it runs; --plan-nearest exports that plan
+// instead. Tested in tests/tools/export_test.cpp.
 #include <cstdio>
 
 #include "core/check.h"
@@ -22,7 +22,13 @@ struct ExportOptions {
   std::string format;
   std::string plan;
   bool plan_nearest = false;
+  std::string torchtitan_version = "v0.2.2";
 };
+
+// torchtitan main is the Python config of launch_torchtitan_main.cpp; the rest by format.
+bool torchtitan_main(const ExportOptions& o) {
+  return o.format == "torchtitan" && o.torchtitan_version == "main";
+}
 
 // Whether the exported plan fits in GPU memory, by the memory model, and with what margin:
 // a launch line for a plan predicted not to fit must say so before anything else.
@@ -46,10 +52,10 @@ std::string memory_line(const Job& job) {
 // Applies the nearest runnable plan while --plan-nearest allows it; otherwise reports the
 // refusal and exits 2. Returns what was changed, for the output's header.
 std::string resolve_refusals(Job& job, ExportFormat format, bool plan_nearest,
-                             const std::string& job_file) {
+                             const std::string& job_file, bool main_branch) {
   std::string changes;
   for (int round = 0; round < 8; ++round) {
-    const auto refusal = export_refusal(job, format);
+    const auto refusal = main_branch ? torchtitan_main_refusal(job) : export_refusal(job, format);
     if (!refusal) return changes;
     if (plan_nearest && refusal->nearest) {
       changes += "# --plan-nearest: " + refusal->key + " " + refusal->found + " -> " +
@@ -61,7 +67,8 @@ std::string resolve_refusals(Job& job, ExportFormat format, bool plan_nearest,
       continue;
     }
     std::string message = job_file + ": " + refusal->key + ": found " + refusal->found + "; " +
-                          framework_title(format) + " supports " + refusal->supported;
+                          framework_title(format) + (main_branch ? " main" : "") + " supports " +
+                          refusal->supported;
     if (refusal->nearest) {
       message +=
           "; nearest plan it runs: " + refusal->nearest_change + " (--plan-nearest exports it)";
@@ -87,8 +94,11 @@ void run_export(const ExportOptions& o) {
   }
   const auto format = parse_export_format(o.format);
   PARPLAN_ASSERT(format.has_value());  // CLI11 checked the choice
-  const std::string changes = resolve_refusals(job, *format, o.plan_nearest, o.job);
-  const std::string text = changes + memory_line(job) + export_launch_settings(job, *format);
+  const bool main_branch = torchtitan_main(o);
+  const std::string changes = resolve_refusals(job, *format, o.plan_nearest, o.job, main_branch);
+  const std::string text =
+      changes + memory_line(job) +
+      (main_branch ? export_torchtitan_main(job) : export_launch_settings(job, *format));
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
@@ -105,6 +115,10 @@ void register_export(CLI::App& app) {
       ->check(CLI::IsMember({"megatron", "nemo", "torchtitan"}));
   cmd->add_option("--plan", o->plan,
                   "Export this plan instead of the job's (plan keys, or a job file's plan)");
+  cmd->add_option("--torchtitan-version", o->torchtitan_version,
+                  "torchtitan release the config is for: v0.2.2 (TOML, default) or main "
+                  "(b5bcd76c, Python config)")
+      ->check(CLI::IsMember({"v0.2.2", "main"}));
   cmd->add_flag("--plan-nearest", o->plan_nearest,
                 "When the framework cannot run the plan, export the nearest plan it runs");
   cmd->callback([o] { run_export(*o); });

@@ -15,6 +15,7 @@ void register_plan(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_compare(CLI::App& app);
 void register_export(CLI::App& app);
+void register_import(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_run(CLI::App& app);
 

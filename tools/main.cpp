@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   parplan::tools::register_run(app);
   parplan::tools::register_compare(app);
   parplan::tools::register_export(app);
+  parplan::tools::register_import(app);
   parplan::tools::register_profile(app);
   if (unknown_command(app, argc, argv)) return 2;
   try {

@@ -28,9 +28,10 @@ FlagList load_list(const std::string& name) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string flag, values;
-    words >> flag >> values;
+    // "name" or "name values": values run to the end of the line ("{a: b}" has spaces).
+    const auto space = line.find(' ');
+    const std::string flag = line.substr(0, space);
+    const std::string values = space == std::string::npos ? "" : line.substr(space + 1);
     std::set<std::string>& allowed = list[flag];
     for (std::size_t start = 0; !values.empty() && start <= values.size();) {
       const std::size_t bar = values.find('|', start);
@@ -124,11 +125,13 @@ std::map<std::string, Job> variant_jobs() {
   jobs["recompute-full"] = llama(R"({"tp": 2, "pp": 2, "recompute": "full"})");
   jobs["recompute-selective"] = llama(R"({"tp": 2, "recompute": "selective"})");
   jobs["fp8"] = llama(R"({"tp": 2})", "fp8");
+  jobs["fp8-zero0"] = llama(R"({"tp": 2, "zero_stage": 0})", "fp8");
   jobs["fp8-blackwell"] = job_from(
       R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-b200", "num_nodes": 2},
           "training": {"global_batch_size": 64, "seq_length": 4096, "precision": "fp8"},
           "plan": {"tp": 2}})");
   jobs["fp16"] = llama(R"({"tp": 2})", "fp16");
+  jobs["bf16-default"] = llama(R"({"tp": 2})");
   jobs["fp32"] = llama(R"({"tp": 2})", "fp32");
   jobs["cp2"] = llama(R"({"tp": 2, "cp": 2})");
   jobs["order-pp-dp"] = llama(R"({"tp": 2, "pp": 2, "order": "tp-cp-ep-pp-dp"})");
@@ -250,12 +253,19 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(tt("recompute-full").at("activation_checkpoint.mode"), "\"full\"");
   EXPECT_EQ(tt("recompute-selective").at("activation_checkpoint.mode"), "\"selective\"");
   EXPECT_EQ(mg("fp8").at("--fp8-format"), "hybrid");
+  EXPECT_EQ(mg("fp8").at("--fp8-recipe"), "tensorwise");
   // The modelled fp8 layout: fp8 parameters gathered in fp8 on Hopper, MXFP8 on Blackwell.
   EXPECT_TRUE(mg("fp8").count("--fp8-param-gather"));
+  // Megatron gathers fp8 parameters only with a distributed optimizer or FSDP.
+  EXPECT_FALSE(mg("fp8-zero0").count("--fp8-param-gather"));
+  EXPECT_EQ(nm("fp8-zero0").at("mixed_precision.fp8_param_gather"), "false");
   EXPECT_FALSE(mg("fp8-blackwell").count("--fp8-param-gather"));
   EXPECT_EQ(mg("fp8-blackwell").at("--fp8-recipe"), "mxfp8");
-  EXPECT_EQ(nm("fp8").at("mixed_precision"), "bf16_with_fp8_delayed_scaling_mixed");
-  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision"), "bf16_with_mxfp8_mixed");
+  EXPECT_EQ(nm("fp8").at("mixed_precision.fp8_recipe"), "tensorwise");
+  EXPECT_EQ(nm("fp8").at("mixed_precision.fp8_param_gather"), "true");
+  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_recipe"), "mxfp8");
+  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_param_gather"), "false");
+  EXPECT_EQ(nm("bf16-default").at("mixed_precision"), "bf16_mixed");
   EXPECT_EQ(tt("fp8").at("model.converters"), "[\"quantize.linear.float8\"]");
   EXPECT_EQ(tt("fp8-blackwell").at("model.converters"), "[\"quantize.linear.mx\"]");
   EXPECT_TRUE(mg("fp16").count("--fp16"));
@@ -269,6 +279,10 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(mg("uneven-first-last").at("--decoder-first-pipeline-num-layers"), "6");
   EXPECT_EQ(mg("uneven-first-last").at("--decoder-last-pipeline-num-layers"), "6");
   EXPECT_EQ(nm("uneven-first-last").at("model.num_layers_in_first_pipeline_stage"), "6");
+  EXPECT_EQ(nm("vpp-uneven").at("model.pipeline_model_parallel_layout"),
+            "\"Et*5|t*5|t*6|t*6|t*5|t*5L\"");
+  EXPECT_EQ(nm("zero3").at("checkpoint.ckpt_format"), "fsdp_dtensor");
+  EXPECT_EQ(nm("zero0").at("checkpoint.ckpt_format"), "torch_dist");
   // 32 layers in 6 chunks: the two middle ones take the extra layers.
   EXPECT_EQ(mg("vpp-uneven").at("--pipeline-model-parallel-layout"), "Et*5|t*5|t*6|t*6|t*5|t*5L");
   EXPECT_EQ(mg("uneven-other").at("--pipeline-model-parallel-layout"), "Et*7|t*9|t*8|t*8L");
@@ -295,7 +309,8 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(nm("mixtral-ep").at("model.expert_tensor_parallel_size"), "1");
 }
 
-// Megatron-LM refuses what it cannot run (megatron_rules_test.cpp); the other formats note it.
+// Megatron-LM and Megatron-Bridge refuse what they cannot run (megatron_rules_test.cpp,
+// nemo_rules_test.cpp); torchtitan notes what changes no cost.
 TEST(Export, KeysWithoutAnEquivalentBecomeComments) {
   const auto jobs = variant_jobs();
   auto text = [&](const char* job, ExportFormat f) {
@@ -306,10 +321,8 @@ TEST(Export, KeysWithoutAnEquivalentBecomeComments) {
   EXPECT_NE(text("no-sp", ExportFormat::Torchtitan).find("# sequence_parallel false"),
             std::string::npos);
   EXPECT_NE(text("no-plan", ExportFormat::Megatron).find("has no plan"), std::string::npos);
-  // A YAML section holding only comments must not become an empty (null) key.
-  const std::string sft = text("sft", ExportFormat::Nemo);
-  EXPECT_EQ(sft.find("\ncheckpoint:"), std::string::npos) << sft;
-  EXPECT_NE(sft.find("# checkpoint:"), std::string::npos) << sft;
+  EXPECT_EQ(as_map(jobs.at("sft"), ExportFormat::Nemo).at("checkpoint.pretrained_checkpoint"),
+            "<PRETRAINED_CHECKPOINT_DIR>");
 }
 
 // The export formats each framework description names are formats parplan writes; a job whose
@@ -333,6 +346,84 @@ TEST(Export, FrameworkDescriptionsNameRealFormatsAndOthersGetANote) {
     const bool noted = text.find("# note: the job's framework is") != std::string::npos;
     EXPECT_EQ(noted, d->export_formats.empty()) << d->name << "\n" << text;
   }
+}
+
+// (name, value) pairs of a torchtitan main Python config (launch_torchtitan_main.cpp).
+std::vector<std::pair<std::string, std::string>> python_names(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  bool in_parallelism = false;
+  while (std::getline(in, line)) {
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    if (t.rfind("from ", 0) == 0) {
+      const auto import = t.find(" import ");
+      const std::string module = t.substr(5, import - 5);
+      std::istringstream names(t.substr(import + 8));
+      std::string name;
+      while (std::getline(names, name, ',')) out.emplace_back("import:" + module, trim(name));
+    } else if (t.rfind("config.parallelism = ParallelismConfig(", 0) == 0) {
+      in_parallelism = true;
+      out.emplace_back("config.parallelism", "");
+    } else if (in_parallelism && t == ")") {
+      in_parallelism = false;
+    } else if (in_parallelism) {
+      const auto eq = t.find('=');
+      out.emplace_back("parallelism." + t.substr(0, eq), t.substr(eq + 1, t.size() - eq - 2));
+    } else if (t.rfind("config.training.", 0) == 0) {
+      const auto eq = t.find(" = ");
+      out.emplace_back(t.substr(7, eq - 7), t.substr(eq + 3));
+    } else if (t.rfind("config.", 0) == 0 && t.find(" = ") != std::string::npos) {
+      const auto eq = t.find(" = ");
+      std::string value = t.substr(eq + 3);
+      if (const auto hash = value.find("  #"); hash != std::string::npos)
+        value = value.substr(0, hash);
+      out.emplace_back(t.substr(0, eq), value);
+    }
+  }
+  return out;
+}
+
+// torchtitan main: every name is in the list from b5bcd76c; the version is named; batches are
+// in tokens; main refuses experts with tensor parallelism.
+TEST(Export, TorchtitanMainNamesAreDocumented) {
+  const FlagList list = load_list("torchtitan_main_keys.txt");
+  int exported = 0;
+  for (auto [name, job] : variant_jobs()) {
+    for (int round = 0; round < 4; ++round) {  // the nearest plan main runs, if any
+      const auto refusal = tools::torchtitan_main_refusal(job);
+      if (!refusal || !refusal->nearest) break;
+      job.plan = *refusal->nearest;
+    }
+    if (tools::torchtitan_main_refusal(job)) continue;
+    const std::string text = tools::export_torchtitan_main(job);
+    EXPECT_NE(text.find("torchtitan main (pytorch/torchtitan b5bcd76c)"), std::string::npos);
+    ++exported;
+    for (const auto& [key, value] : python_names(text)) {
+      auto it = list.find(key);
+      ASSERT_NE(it, list.end()) << name << ": " << key << "\n" << text;
+      if (!it->second.empty() && !value.empty()) {
+        EXPECT_TRUE(it->second.count(value)) << name << ": " << key << " = " << value;
+      }
+    }
+  }
+  EXPECT_GE(exported, 15);
+  std::map<std::string, std::string> llama70;
+  for (const auto& [k, v] : python_names(tools::export_torchtitan_main(load_job(
+           std::string(PARPLAN_SOURCE_DIR) + "/tools/examples/llama3.1-70b-dgx-h100.json")))) {
+    llama70[k] = v;
+  }
+  EXPECT_EQ(llama70.at("training.max_context_length"), "8192");
+  EXPECT_EQ(llama70.at("parallelism.pipeline_parallel_schedule"), "\"Interleaved1F1B\"");
+  EXPECT_EQ(llama70.at("config.model_spec"), "model_registry(\"70B\")");
+  // Mixtral is no torchtitan model; DeepSeek-V3 with tp 2 and ep inside dp keeps expert tp.
+  EXPECT_EQ(tools::torchtitan_main_refusal(variant_jobs().at("mixtral-ep"))->key, "model");
+  Job deepseek = variant_jobs().at("deepseek-v3");
+  deepseek.plan.zero_stage = 3;  // past the ZeRO-1 refusal
+  const auto ds = tools::torchtitan_main_refusal(deepseek);
+  ASSERT_TRUE(ds.has_value());
+  EXPECT_EQ(ds->key, "plan.ep");
 }
 
 TEST(Export, MoeLayerPatternIsRunLengthEncoded) {

@@ -140,6 +140,10 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
     // fp8: MXFP8 is a Blackwell recipe and uses E4M3 for every tensor.
     EXPECT_TRUE(l.has("--sequence-parallel"));
   }
+  // arguments.py: fp8 parameter gathers need the distributed optimizer or an FSDP.
+  if (l.has("--fp8-param-gather")) {
+    EXPECT_TRUE(l.has("--use-distributed-optimizer") || l.has("--use-megatron-fsdp"));
+  }
   if (l.has("--fp8-recipe") && l.args.at("--fp8-recipe") == "mxfp8") {
     EXPECT_EQ(job.cluster.node.gpu.architecture, "blackwell");
     EXPECT_EQ(l.args.at("--fp8-format"), "e4m3");
@@ -323,6 +327,12 @@ TEST(TorchtitanRules, PipelineSplitsAndRefusals) {
   ASSERT_TRUE(dualpipe.has_value());
   EXPECT_EQ(dualpipe->key, "plan.schedule");
   EXPECT_FALSE(refusal("llama3.1-8b", R"({"tp": 2, "zero_stage": 3})").has_value());
+  // DDP only as the sole parallelism (v0.2.2 llama3/infra/parallelize.py).
+  const auto ddp = refusal("llama3.1-8b", R"({"tp": 2, "zero_stage": 0})");
+  ASSERT_TRUE(ddp.has_value());
+  EXPECT_EQ(ddp->key, "plan.zero_stage");
+  EXPECT_EQ(ddp->nearest->zero_stage, 2);
+  EXPECT_FALSE(refusal("llama3.1-8b", R"({"tp": 1, "zero_stage": 0})").has_value());
 }
 
 }  // namespace

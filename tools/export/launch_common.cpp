@@ -1,8 +1,12 @@
+// What the export formats share: format names, refusal dispatch, the header, pipeline layouts,
+// the fp8 recipe and vocabulary divisor. Tested in tests/tools/export_test.cpp.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "core/frameworks/registry.h"
 #include "core/plural.h"
+#include "cost_models/framework_traits.h"
 #include "cost_models/memory_model.h"
 #include "tools/export/launch_settings.h"
 #include "tools/report/report_data.h"
@@ -31,7 +35,7 @@ const char* framework_title(ExportFormat format) {
 std::optional<ExportRefusal> export_refusal(const Job& job, ExportFormat format) {
   if (format == ExportFormat::Megatron) return megatron_refusal(job);
   if (format == ExportFormat::Torchtitan) return torchtitan_refusal(job);
-  return std::nullopt;
+  return nemo_refusal(job);
 }
 
 std::string export_launch_settings(const Job& job, ExportFormat format) {
@@ -108,6 +112,30 @@ ParallelPlan with_1f1b_schedule(const ParallelPlan& plan) {
   ParallelPlan out = plan;
   out.schedule = plan.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
   return out;
+}
+
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+int64_t vocab_divisor(int64_t vocab, int64_t tp) {
+  int64_t d = 128;
+  while (d > 1 && vocab % (d * tp) != 0) d /= 2;
+  return d;
+}
+
+Fp8Launch fp8_launch(const Job& job) {
+  const auto traits = cost::framework_traits(job.framework, job.training, job.plan);
+  // arguments.py: "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
+  // megatron fsdp": without ZeRO the parameters stay 16-bit.
+  const bool param_gather =
+      cost::fp8_params_apply(traits, job.cluster.node.gpu) && job.plan.zero_stage >= 1;
+  if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
+    return {"e4m3", "mxfp8", param_gather, "mx"};
+  }
+  return {"hybrid", "tensorwise", param_gather, "float8"};
 }
 
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }

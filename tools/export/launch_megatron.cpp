@@ -11,21 +11,6 @@ namespace parplan::tools {
 
 namespace {
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
-// The largest power of two, at most Megatron's default 128, whose multiple by tp divides the
-// vocabulary: Megatron then leaves the vocabulary unpadded (megatron/training/vocab_utils.py
-// pads to a multiple of make_vocab_size_divisible_by * tp).
-int64_t vocab_divisor(int64_t vocab, int64_t tp) {
-  int64_t d = 128;
-  while (d > 1 && vocab % (d * tp) != 0) d /= 2;
-  return d;
-}
-
 // arguments.py: with tp or cp > 1 before Blackwell Megatron asserts CUDA_DEVICE_MAX_CONNECTIONS
 // is 1 (kernels reach the GPU in issue order, so communication overlaps compute); Megatron
 // FSDP asserts the opposite.
@@ -82,7 +67,7 @@ void parallelism(const Job& job, Args& a);
 
 }  // namespace
 
-std::optional<ExportRefusal> megatron_refusal(const Job& job) {
+std::optional<ExportRefusal> launch::megatron_core_refusal(const Job& job) {
   const ParallelPlan& p = job.plan;
   auto refuse = [&](std::string key, std::string found, std::string supported,
                     std::optional<ParallelPlan> nearest, std::string change) {
@@ -119,11 +104,16 @@ std::optional<ExportRefusal> megatron_refusal(const Job& job) {
                   "learned_absolute, rope, mrope, relative or none (--position-embedding-type)",
                   std::nullopt, "");
   }
+  return std::nullopt;
+}
+
+std::optional<ExportRefusal> megatron_refusal(const Job& job) {
+  if (auto refusal = launch::megatron_core_refusal(job)) return refusal;
   if (job.training.method == TrainingMethod::Lora) {
-    return refuse("training.method", "lora",
-                  "pretrain or sft (Megatron-LM has no LoRA arguments; --format nemo writes "
-                  "Megatron-Bridge PEFT)",
-                  std::nullopt, "");
+    return ExportRefusal{"training.method", "lora",
+                         "pretrain or sft (Megatron-LM has no LoRA arguments; --format nemo writes "
+                         "Megatron-Bridge PEFT)",
+                         std::nullopt, ""};
   }
   return std::nullopt;
 }
@@ -194,19 +184,12 @@ void batch_and_precision(const Job& job, Args& a) {
       a.flag("--bf16");
       break;
     case Precision::Fp8: {
+      // The fp8 recipe all formats share (launch::fp8_launch).
+      const launch::Fp8Launch fp8 = launch::fp8_launch(job);
       a.flag("--bf16");
-      // The memory and time model's fp8 layout (core/frameworks/cost_traits.h, fp8_params):
-      // per-tensor scaling (E4M3 forward, E5M2 gradients) with fp8 parameters gathered in fp8
-      // on Hopper; MXFP8 (E4M3 for every tensor, Transformer Engine's MXFP8BlockScaling) with
-      // 16-bit parameters on Blackwell.
-      const auto traits = cost::framework_traits(job.framework, t, p);
-      if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
-        a.value("--fp8-format", "e4m3");
-        a.value("--fp8-recipe", "mxfp8");
-      } else {
-        a.value("--fp8-format", "hybrid");
-      }
-      if (cost::fp8_params_apply(traits, job.cluster.node.gpu)) a.flag("--fp8-param-gather");
+      a.value("--fp8-format", fp8.format);
+      a.value("--fp8-recipe", fp8.recipe);
+      if (fp8.param_gather) a.flag("--fp8-param-gather");
       break;
     }
   }
@@ -249,7 +232,7 @@ void model_shape(const Job& job, Args& a) {
     a.value("--rotary-base", static_cast<int64_t>(std::llround(m.rotary_base)));
     if (m.rope_scaling_factor > 0) {
       a.flag("--use-rope-scaling");
-      a.value("--rope-scaling-factor", number(m.rope_scaling_factor));
+      a.value("--rope-scaling-factor", launch::number_text(m.rope_scaling_factor));
     }
   }
   // Megatron adds biases to every linear layer unless told not to (add_bias_linear).
@@ -290,7 +273,7 @@ void model_shape(const Job& job, Args& a) {
   }
   // Megatron pads the tokenizer's vocabulary to a multiple of this times tp; the model's
   // vocabulary (already padded where its config is) must stay as it is.
-  a.value("--make-vocab-size-divisible-by", vocab_divisor(m.vocab_size, job.plan.tp));
+  a.value("--make-vocab-size-divisible-by", launch::vocab_divisor(m.vocab_size, job.plan.tp));
 }
 
 // Paths and schedule lengths only the user knows: placeholders to replace.

@@ -1,8 +1,13 @@
-// A Megatron-Bridge (NeMo 2) recipe override: YAML of ConfigContainer fields. Names follow
-// Megatron-Bridge's "Megatron-LM to Megatron Bridge Guide" (docs/megatron-lm-to-megatron-
-// bridge) and the Megatron-Core dataclasses behind `model` (ModelParallelConfig,
-// TransformerConfig) and `ddp` (DistributedDataParallelConfig); `peft.dim` is the LoRA rank
-// (megatron/bridge/peft/lora.py); `comm_overlap` is megatron/bridge/training/comm_overlap.py.
+// A Megatron-Bridge ConfigContainer override, YAML, for NVIDIA-NeMo/Megatron-Bridge at commit
+// 067f987d (not the NeMo 2.x `nemo.collections.llm` form with trainer.strategy.*). Bridge merges
+// it into a recipe with OmegaConf (training/utils/omegaconf_utils.py
+// process_config_with_overrides, the examples' --config-file) and then sets each field on the
+// recipe's dataclasses: a section the recipe leaves None (recipes/common.py: comm_overlap) must
+// name its class with `_target_`, or .finalize() meets a plain dict. Names follow the
+// "Megatron-LM to Megatron Bridge Guide" and the Megatron-Core dataclasses behind `model`
+// (ModelParallelConfig, TransformerConfig, GPTModelProvider) and `ddp`; `peft.dim` is the LoRA
+// rank. Tested in tests/tools/export_test.cpp and nemo_rules_test.cpp.
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -28,6 +33,9 @@ class Yaml {
   void comment(const std::string& section, const std::string& text) {
     lines(section).push_back("  # " + text);
   }
+  // A top-level "key: value" line (after the sections), or a top-level comment.
+  void top(const std::string& key, const std::string& value) { top_ += key + ": " + value + "\n"; }
+  void top_comment(const std::string& text) { top_ += "# " + text + "\n"; }
   std::string text() const {
     std::string out;
     for (const auto& [name, body] : sections_) {
@@ -37,7 +45,7 @@ class Yaml {
       out += (only_comments ? "# " : "") + name + ":\n";
       for (const auto& l : body) out += l + "\n";
     }
-    return out;
+    return out + top_;
   }
 
  private:
@@ -49,7 +57,37 @@ class Yaml {
     return sections_.back().second;
   }
   std::vector<std::pair<std::string, std::vector<std::string>>> sections_;
+  std::string top_;
 };
+
+// Layers over stages and chunks. Every split field is written, null where unused, so that a
+// recipe's own split (Bridge's Llama 3 70B sets virtual stages, DeepSeek recipes a layout)
+// cannot survive the override: TransformerConfig rejects a layout beside first/last-stage
+// counts or account_for_* (transformer_config.py __post_init__).
+void pipeline_split(const Job& job, Yaml& y) {
+  const ParallelPlan& p = job.plan;
+  std::string first = "null", last = "null", layout = "null";
+  if (p.pp > 1 && launch::even_layers_per_chunk(job) == 0) {
+    // Uneven splits: first/last-stage counts where they say it, else the explicit layout
+    // (megatron/core/transformer/pipeline_parallel_layer_layout.py), as Megatron-LM's export.
+    const auto chunks = layers_per_chunk(job.model, p);
+    bool middle_even = p.vpp == 1 && chunks.size() > 2;
+    for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
+    if (middle_even) {
+      first = std::to_string(chunks.front());
+      last = std::to_string(chunks.back());
+    } else {
+      layout = "\"" + launch::megatron_pipeline_layout(chunks) + "\"";
+    }
+  }
+  y.set("model", "virtual_pipeline_model_parallel_size",
+        p.vpp > 1 ? std::to_string(p.vpp) : std::string("null"));
+  y.set("model", "num_layers_in_first_pipeline_stage", first);
+  y.set("model", "num_layers_in_last_pipeline_stage", last);
+  y.set("model", "pipeline_model_parallel_layout", layout);
+  y.set_bool("model", "account_for_embedding_in_pipeline_split", false);
+  y.set_bool("model", "account_for_loss_in_pipeline_split", false);
+}
 
 void parallelism(const Job& job, Yaml& y) {
   const ParallelPlan& p = job.plan;
@@ -58,39 +96,15 @@ void parallelism(const Job& job, Yaml& y) {
                          " is derived from the GPU count)");
   y.set("model", "tensor_model_parallel_size", p.tp);
   y.set("model", "pipeline_model_parallel_size", p.pp);
-  if (p.vpp > 1) y.set("model", "virtual_pipeline_model_parallel_size", p.vpp);
   y.set("model", "context_parallel_size", p.cp);
   if (job.model.moe) {
     y.set("model", "expert_model_parallel_size", p.ep);
     y.set("model", "expert_tensor_parallel_size", p.expert_tp());
   }
   y.set_bool("model", "sequence_parallel", p.sequence_parallel && p.tp > 1);
-  if (p.pp > 1 && p.vpp == 1 && launch::even_layers_per_chunk(job) == 0) {
-    const auto chunks = layers_per_chunk(job.model, p);
-    bool middle_even = true;
-    for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
-    if (middle_even && chunks.size() > 2) {
-      y.set("model", "num_layers_in_first_pipeline_stage", chunks.front());
-      y.set("model", "num_layers_in_last_pipeline_stage", chunks.back());
-    } else {
-      y.comment("model", "this split of layers over stages has no field here");
-    }
-  } else if (p.vpp > 1 && launch::even_layers_per_chunk(job) == 0) {
-    y.comment("model", "uneven layers per model chunk: not expressible with these fields");
-  }
-  switch (p.schedule) {
-    case ScheduleKind::OneFOneB:
-    case ScheduleKind::Interleaved:
-      break;
-    default:
-      y.comment("model", std::string("plan.schedule ") + to_string(p.schedule) +
-                             ": no field selects it (1F1B, or interleaved with virtual stages)");
-  }
-  if (p.order == "tp-cp-ep-pp-dp") {
-    y.set_bool("dist", "use_tp_pp_dp_mapping", true);
-  } else if (p.order != "tp-cp-ep-dp-pp") {
-    y.comment("dist", "plan.order " + p.order + ": only tp-cp-ep-dp-pp and tp-cp-ep-pp-dp exist");
-  }
+  pipeline_split(job, y);
+  // Schedules and rank orders Megatron-Core lacks are refused (nemo_refusal).
+  if (p.order == "tp-cp-ep-pp-dp") y.set_bool("dist", "use_tp_pp_dp_mapping", true);
   const bool distributed_optimizer = p.zero_stage >= 1;
   y.set_bool("ddp", "use_distributed_optimizer", distributed_optimizer);
   y.set_bool("optimizer", "use_distributed_optimizer", distributed_optimizer);
@@ -100,6 +114,10 @@ void parallelism(const Job& job, Yaml& y) {
     y.set_bool("ddp", "use_megatron_fsdp", true);
     y.set("ddp", "data_parallel_sharding_strategy",
           p.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+    // config.py: "Megatron-FSDP requires the fsdp_dtensor checkpointing format!"
+    y.set("checkpoint", "ckpt_format", "fsdp_dtensor");
+  } else {
+    y.set("checkpoint", "ckpt_format", "torch_dist");
   }
   if (p.zero_stage == 1 && p.zero_shard_size > 0 && p.zero_shard_size < p.dp) {
     y.set("ddp", "num_distributed_optimizer_instances", p.dp / p.zero_shard_size);
@@ -109,6 +127,8 @@ void parallelism(const Job& job, Yaml& y) {
              p.dp > 1 && p.zero_stage >= 1 && traits.overlap_param_gather);
   if (p.tp > 1 && p.sequence_parallel &&
       cost::tp_comm_overlap_applies(traits, cost::place_group(p, job.cluster.node, {"tp"}))) {
+    // Recipes leave comm_overlap None: the override must build the CommOverlapConfig.
+    y.set("comm_overlap", "_target_", "megatron.bridge.training.comm_overlap.CommOverlapConfig");
     y.set_bool("comm_overlap", "tp_comm_overlap", true);
   }
 }
@@ -121,21 +141,29 @@ void model_shape(const Job& job, Yaml& y) {
   y.set("model", "ffn_hidden_size", m.ffn_hidden_size);
   y.set("model", "num_attention_heads", m.num_attention_heads);
   y.set("model", "num_query_groups", m.num_query_groups);
-  if (!m.mla && m.head_dim * m.num_attention_heads != m.hidden_size) {
-    y.set("model", "kv_channels", m.head_dim);
-  }
+  // Fields a recipe may set for its own model are written even at their defaults.
+  if (!m.mla) y.set("model", "kv_channels", m.head_dim);
   if (m.activation == Activation::Swiglu) {
     y.set_bool("model", "gated_linear_unit", true);
     y.set("model", "activation_func", "silu");
   }
   y.set("model", "normalization",
         m.normalization == Normalization::RmsNorm ? "RMSNorm" : "LayerNorm");
-  if (m.position_embedding == PositionEmbedding::Alibi) {
-    y.comment("model", "position embedding alibi: no Megatron-Core option");
-  } else {
-    y.set("model", "position_embedding_type",
-          m.position_embedding == PositionEmbedding::Rotary ? "rope" : "learned_absolute");
+  // ALiBi is refused (nemo_refusal).
+  y.set("model", "position_embedding_type",
+        m.position_embedding == PositionEmbedding::Rotary ? "rope" : "learned_absolute");
+  if (m.position_embedding == PositionEmbedding::Rotary) {
+    y.set("model", "rotary_base", static_cast<int64_t>(std::llround(m.rotary_base)));
+    y.set_bool("model", "rope_scaling", m.rope_scaling_factor > 0);
+    if (m.rope_scaling_factor > 0) {
+      y.set("model", "rope_scaling_factor", launch::number_text(m.rope_scaling_factor));
+    }
   }
+  // TransformerConfig adds biases to every linear layer unless told not to.
+  y.set_bool("model", "add_bias_linear", m.linear_bias);
+  y.set_bool("model", "add_qkv_bias", m.linear_bias || m.qkv_bias);
+  y.set_bool("model", "qk_layernorm", m.qk_norm);
+  y.set("model", "make_vocab_size_divisible_by", launch::vocab_divisor(m.vocab_size, job.plan.tp));
   y.set_bool("model", "share_embeddings_and_output_weights", m.tied_embeddings);
   if (launch::trains_without_dropout(m)) {
     y.set("model", "attention_dropout", "0.0");
@@ -144,7 +172,8 @@ void model_shape(const Job& job, Yaml& y) {
   y.set("model", "seq_length", job.training.seq_length);
   if (m.mla) {
     y.comment("model", "multi-latent attention: needs an MLA model provider (DeepSeek recipes)");
-    if (m.mla->q_lora_rank > 0) y.set("model", "q_lora_rank", m.mla->q_lora_rank);
+    y.set("model", "q_lora_rank",
+          m.mla->q_lora_rank > 0 ? std::to_string(m.mla->q_lora_rank) : std::string("null"));
     y.set("model", "kv_lora_rank", m.mla->kv_lora_rank);
     y.set("model", "qk_head_dim", m.mla->qk_nope_head_dim);
     y.set("model", "qk_pos_emb_head_dim", m.mla->qk_rope_head_dim);
@@ -159,6 +188,8 @@ void model_shape(const Job& job, Yaml& y) {
                                  ? m.moe->shared_expert_ffn_hidden_size
                                  : m.moe->num_shared_experts * m.moe->expert_ffn_hidden_size;
       y.set("model", "moe_shared_expert_intermediate_size", shared);
+    } else {
+      y.set("model", "moe_shared_expert_intermediate_size", "null");
     }
     const auto pattern = launch::moe_layer_pattern(m);
     std::string list;
@@ -167,15 +198,18 @@ void model_shape(const Job& job, Yaml& y) {
       all_moe &= v == 1;
       list += (list.empty() ? "" : ", ") + std::to_string(v);
     }
-    if (!all_moe) y.set("model", "moe_layer_freq", "[" + list + "]");
+    y.set("model", "moe_layer_freq", all_moe ? "1" : "[" + list + "]");
     if (job.plan.ep > 1) y.set("model", "moe_token_dispatcher_type", "alltoall");
+    y.set_bool("model", "moe_grouped_gemm", true);  // the time model assumes grouped GEMMs
   }
 }
 
 void training(const Job& job, Yaml& y) {
   const ParallelPlan& p = job.plan;
   const TrainingSpec& t = job.training;
-  if (p.recompute == Recompute::Selective) {
+  if (p.recompute == Recompute::None) {
+    y.set("model", "recompute_granularity", "null");  // not the recipe's
+  } else if (p.recompute == Recompute::Selective) {
     y.set("model", "recompute_granularity", "selective");
   } else if (p.recompute == Recompute::Full) {
     y.set("model", "recompute_granularity", "full");
@@ -185,15 +219,20 @@ void training(const Job& job, Yaml& y) {
   y.set("train", "micro_batch_size", p.micro_batch_size);
   y.set("train", "global_batch_size", t.global_batch_size);
   y.set("dataset", "seq_length", t.seq_length);
+  y.comment("train", "replace every <...> placeholder (paths and run length only you know)");
+  y.set("train", "train_iters", "<TRAIN_ITERS>");
+  y.set("tokenizer", "tokenizer_type", "HuggingFaceTokenizer");
+  y.set("tokenizer", "tokenizer_model", "<TOKENIZER_NAME_OR_PATH>");
+  y.set("checkpoint", "save", "<CHECKPOINT_DIR>");
+  y.set("checkpoint", "load", "<CHECKPOINT_DIR>");
   switch (t.method) {
     case TrainingMethod::Lora:
       y.comment("peft", "training.method lora: start from a PEFT (LoRA) recipe; adapter rank:");
       y.set("peft", "dim", t.lora_rank);
       break;
     case TrainingMethod::Sft:
-      y.comment("checkpoint",
-                "training.method sft: start from an SFT recipe and set "
-                "pretrained_checkpoint to the base model");
+      y.comment("checkpoint", "training.method sft: start from an SFT recipe; the base model:");
+      y.set("checkpoint", "pretrained_checkpoint", "<PRETRAINED_CHECKPOINT_DIR>");
       break;
     case TrainingMethod::Pretrain:
       break;
@@ -202,35 +241,60 @@ void training(const Job& job, Yaml& y) {
 
 }  // namespace
 
+std::optional<ExportRefusal> nemo_refusal(const Job& job) {
+  return launch::megatron_core_refusal(job);
+}
+
+namespace {
+
+// `mixed_precision`: a preset name for 16-bit training; for fp8 the MixedPrecisionConfig
+// itself, so that the recipe, format and parameter gather are launch::fp8_launch's, as in
+// the Megatron-LM flags (the presets differ: bf16_with_mxfp8_mixed gathers fp8 parameters).
+void mixed_precision(const Job& job, Yaml& y) {
+  switch (job.training.precision) {
+    case Precision::Fp32:
+      y.top("mixed_precision", "null");  // fp32 training, not the recipe's preset
+      return;
+    case Precision::Fp16:
+      y.top("mixed_precision", "fp16_mixed");
+      return;
+    case Precision::Bf16:
+      y.top("mixed_precision", "bf16_mixed");
+      return;
+    case Precision::Fp8:
+      break;
+  }
+  const launch::Fp8Launch fp8 = launch::fp8_launch(job);
+  const std::string bf16 = "{_target_: torch.bfloat16, _call_: false}";
+  y.set("mixed_precision", "_target_",
+        "megatron.bridge.training.mixed_precision.MixedPrecisionConfig");
+  y.set_bool("mixed_precision", "bf16", true);
+  y.set("mixed_precision", "params_dtype", bf16);
+  y.set("mixed_precision", "pipeline_dtype", bf16);
+  y.set_bool("mixed_precision", "autocast_enabled", false);
+  y.set_bool("mixed_precision", "grad_reduce_in_fp32", true);
+  y.set("mixed_precision", "fp8", fp8.format);
+  y.set("mixed_precision", "fp8_recipe", fp8.recipe);
+  y.set_bool("mixed_precision", "fp8_param_gather", fp8.param_gather);
+}
+
+}  // namespace
+
 std::string export_nemo(const Job& job) {
   std::string out = launch::header(
-      job, "Megatron-Bridge (NeMo 2) recipe override, YAML",
-      "Megatron-Bridge ConfigContainer fields (model.* are Megatron-Core TransformerConfig and "
-      "ModelParallelConfig fields); '#' lines name what has no field");
+      job, "Megatron-Bridge ConfigContainer override (YAML, NVIDIA-NeMo/Megatron-Bridge 067f987d)",
+      "Megatron-Bridge ConfigContainer fields (model.* are Megatron-Core TransformerConfig, "
+      "ModelParallelConfig and GPTModelProvider fields); '#' lines are notes");
+  out +=
+      "# merge into a recipe: --config-file FILE of Bridge's training scripts "
+      "(training/utils/omegaconf_utils.py process_config_with_overrides); this is not the "
+      "NeMo 2.x nemo.collections.llm form (trainer.strategy.*)\n";
   Yaml y;
   parallelism(job, y);
   model_shape(job, y);
   training(job, y);
-  std::string text = out + y.text();
-  switch (job.training.precision) {
-    case Precision::Fp32:
-      text += "# mixed_precision: none (fp32 training; leave the recipe's mixed_precision unset)\n";
-      break;
-    case Precision::Fp16:
-      text += "mixed_precision: fp16_mixed\n";
-      break;
-    case Precision::Bf16:
-      text += "mixed_precision: bf16_mixed\n";
-      break;
-    case Precision::Fp8:
-      // Per-tensor delayed scaling with fp8 parameters on Hopper, MXFP8 on Blackwell (the
-      // memory model's fp8 layout, core/frameworks/cost_traits.h fp8_params).
-      text += cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)
-                  ? "mixed_precision: bf16_with_mxfp8_mixed\n"
-                  : "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\n";
-      break;
-  }
-  return text;
+  mixed_precision(job, y);
+  return out + y.text();
 }
 
 }  // namespace parplan::tools

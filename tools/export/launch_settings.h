@@ -1,8 +1,8 @@
 // Launch settings for a job's plan in the training frameworks' own spellings: Megatron-LM
-// command-line flags (megatron/training/arguments.py), a Megatron-Bridge / NeMo 2 recipe
-// override (YAML of ConfigContainer fields) and a torchtitan TOML job-config section. A plan
-// Megatron-LM cannot run is refused (export_refusal: `parplan export` exits 2 naming the key
-// and the nearest plan it can run); other formats still note such keys as comments.
+// command-line flags (megatron/training/arguments.py), a Megatron-Bridge ConfigContainer
+// override (YAML) and a torchtitan v0.2.2 TOML job config. A plan the framework cannot run is
+// refused (export_refusal: `parplan export` exits 2 naming the key and the nearest plan it
+// can run).
 // Tested in tests/tools/export_test.cpp: every printed flag or key is in the documented lists
 // tests/data/export/{megatron,nemo,torchtitan}_flags.txt.
 #pragma once
@@ -35,13 +35,39 @@ struct ExportRefusal {
 std::optional<ExportRefusal> export_refusal(const Job& job, ExportFormat format);
 std::optional<ExportRefusal> megatron_refusal(const Job& job);
 std::optional<ExportRefusal> torchtitan_refusal(const Job& job);
+// Megatron-Bridge builds Megatron-Core models: Megatron-LM's refusals except LoRA (PEFT).
+std::optional<ExportRefusal> nemo_refusal(const Job& job);
 std::string export_launch_settings(const Job& job, ExportFormat format);
 
 std::string export_megatron(const Job& job);
 std::string export_nemo(const Job& job);
 std::string export_torchtitan(const Job& job);
 
+// torchtitan main (pytorch/torchtitan b5bcd76c): a Python config function (the TOML job config
+// gave way to Python in commit 9810191b). Its refusals are v0.2.2's, and experts without
+// tensor parallelism (main's expert parallelism takes its ranks from FSDP and TP).
+std::optional<ExportRefusal> torchtitan_main_refusal(const Job& job);
+std::string export_torchtitan_main(const Job& job);
+
 namespace launch {
+
+// Megatron-Core's refusals, shared by Megatron-LM and Megatron-Bridge: pipeline schedule, rank
+// order, FSDP hybrid sharding, ALiBi.
+std::optional<ExportRefusal> megatron_core_refusal(const Job& job);
+
+// The fp8 recipe every format names for one job, so that all three run what the memory and
+// time model assumes (cost_models/framework_traits.h fp8_recipe_is_mxfp8, fp8_params_apply):
+// per-tensor current scaling ("tensorwise", E4M3 forward and E5M2 gradients: "hybrid") before
+// Blackwell, MXFP8 (E4M3 for every tensor) on Blackwell; fp8 parameter all-gathers only where
+// the model counts parameters in fp8 and the plan shards the optimizer (ZeRO >= 1; Megatron
+// refuses --fp8-param-gather without a distributed optimizer or FSDP).
+struct Fp8Launch {
+  const char* format;                // Megatron --fp8-format, Megatron-Bridge fp8
+  const char* recipe;                // Megatron --fp8-recipe, Megatron-Bridge fp8_recipe
+  bool param_gather;                 // --fp8-param-gather, fp8_param_gather
+  const char* torchtitan_converter;  // quantize.linear.<this>, quantize.grouped_mm.<this>
+};
+Fp8Launch fp8_launch(const Job& job);
 
 // Header lines shared by the formats: what job, which model, which plan.
 std::string header(const Job& job, std::string_view format_title, std::string_view sources);
@@ -63,6 +89,22 @@ std::string megatron_pipeline_layout(const std::vector<int64_t>& chunk_layers);
 // The plan with the 1F1B schedule every framework runs instead of the one it lacks: interleaved
 // with virtual stages, else plain 1F1B (the nearest plan of a schedule refusal).
 ParallelPlan with_1f1b_schedule(const ParallelPlan& plan);
+
+// A number as %g prints it ("8", "0.5").
+std::string number_text(double v);
+
+// The largest power of two, at most Megatron's default 128, whose multiple by tp divides the
+// vocabulary: Megatron then leaves the vocabulary unpadded (megatron/training/vocab_utils.py
+// pads to a multiple of make_vocab_size_divisible_by * tp).
+int64_t vocab_divisor(int64_t vocab, int64_t tp);
+
+// torchtitan's model name and flavor for a model of that shape (llama3 8B, ...), if it ships one.
+std::optional<std::pair<std::string, std::string>> torchtitan_model(const ModelSpec& model);
+
+// Module names of each model chunk in pipeline order (the names
+// generate_llm_fqn_per_model_part gives torchtitan's decoder models), as a list of lists:
+// [["tok_embeddings", "layers.0"], ["layers.1", "norm", "output"]].
+std::string torchtitan_module_fqns(const Job& job);
 
 // Whether the model has no dropout (Llama-style), for the frameworks' dropout settings.
 bool trains_without_dropout(const ModelSpec& model);

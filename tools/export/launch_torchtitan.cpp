@@ -4,8 +4,10 @@
 // models are those torchtitan ships (torchtitan/models/*/__init__.py), matched by shape.
 #include <array>
 
+#include "core/presets.h"
 #include "cost_models/framework_traits.h"
 #include "tools/export/launch_settings.h"
+#include "tools/import/import_job.h"
 
 namespace parplan::tools {
 
@@ -100,9 +102,9 @@ void training(const Job& job, Toml& t) {
   }
 }
 
-// Module names of each model chunk in pipeline order (the names generate_llm_fqn_per_model_part
-// gives torchtitan's decoder models): a TOML list of lists.
-std::string module_fqns(const Job& job) {
+}  // namespace
+
+std::string launch::torchtitan_module_fqns(const Job& job) {
   const auto chunks = layers_per_chunk(job.model, job.plan);
   std::string out = "[";
   int64_t layer = 0;
@@ -121,6 +123,8 @@ std::string module_fqns(const Job& job) {
   }
   return out + "]";
 }
+
+namespace {
 
 void parallelism(const Job& job, Toml& t) {
   const ParallelPlan& p = job.plan;
@@ -175,7 +179,7 @@ void parallelism(const Job& job, Toml& t) {
       t.set("pipeline_parallel_first_stage_less_layers", 0);
       t.set("pipeline_parallel_last_stage_less_layers", 0);
     } else {
-      t.set("module_fqns_per_model_part", module_fqns(job));
+      t.set("module_fqns_per_model_part", launch::torchtitan_module_fqns(job));
     }
   }
   if (job.model.moe) {
@@ -188,6 +192,21 @@ void parallelism(const Job& job, Toml& t) {
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, std::string>> launch::torchtitan_model(const ModelSpec& m) {
+  const TorchtitanFlavor* f = torchtitan_flavor(m);
+  if (!f) return std::nullopt;
+  return std::pair<std::string, std::string>{f->name, f->flavor};
+}
+
+std::string preset_for_torchtitan_flavor(std::string_view name, std::string_view flavor) {
+  for (const std::string& preset : model_preset_names()) {
+    const auto model = find_model_preset(preset);
+    const TorchtitanFlavor* f = model ? torchtitan_flavor(*model) : nullptr;
+    if (f && f->name == name && f->flavor == flavor) return preset;
+  }
+  return "";
+}
 
 std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
   const ParallelPlan& p = job.plan;
@@ -203,6 +222,17 @@ std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
     return ExportRefusal{"plan.zero_stage", "1",
                          "0 (DDP), 2 or 3 (FSDP2): it has no optimizer-only sharding", nearest,
                          "plan.zero_stage 2"};
+  }
+  // models/llama3/infra/parallelize.py: DDP only when data parallelism is the only one
+  // ("DDP has not supported > 1D parallelism"); with tp, pp or cp it must be FSDP2.
+  if (p.zero_stage == 0 && p.dp > 1 && p.tp * p.pp * p.cp > 1) {
+    ParallelPlan nearest = p;
+    nearest.zero_stage = 2;
+    return ExportRefusal{"plan.zero_stage",
+                         "0 with tp*pp*cp = " + std::to_string(p.tp * p.pp * p.cp),
+                         "DDP (zero_stage 0) only as the sole parallelism; with tp, pp or cp, "
+                         "FSDP2 (2 or 3)",
+                         nearest, "plan.zero_stage 2"};
   }
   const bool zero_bubble_h1 = p.schedule == ScheduleKind::ZeroBubble && p.vpp == 1;
   if (p.pp > 1 && (zero_bubble_h1 || p.schedule == ScheduleKind::DualPipe)) {
@@ -231,12 +261,12 @@ std::string export_torchtitan(const Job& job) {
   }
   t.str("hf_assets_path", "<HF_ASSETS_PATH>");
   if (job.training.precision == Precision::Fp8) {
-    // Registered converter names (torchtitan/components/quantization): MXFP8 on Blackwell,
-    // per-tensor float8 before it; grouped expert GEMMs get the matching converter.
-    const bool mx = cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu);
-    std::string converters = mx ? "[\"quantize.linear.mx\"" : "[\"quantize.linear.float8\"";
-    if (job.model.moe)
-      converters += mx ? ", \"quantize.grouped_mm.mx\"" : ", \"quantize.grouped_mm.float8\"";
+    // Registered converter names (torchtitan/components/quantization) for the fp8 recipe all
+    // formats share (launch::fp8_launch): float8 (tensorwise) before Blackwell, mx (MXFP8) on
+    // it; grouped expert GEMMs get the matching converter.
+    const std::string kind = launch::fp8_launch(job).torchtitan_converter;
+    std::string converters = "[\"quantize.linear." + kind + "\"";
+    if (job.model.moe) converters += ", \"quantize.grouped_mm." + kind + "\"";
     t.set("converters", converters + "]");
   }
   training(job, t);
