@@ -111,7 +111,10 @@ TEST(ValidatePublished, StepTimeErrorGate) {
   EXPECT_LE(core["mape"].get<double>(), 0.072);    // time-model issue target: 7%
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
   EXPECT_LE(all["mape"].get<double>(), 0.085);     // beyond-3D issue target: 9%
-  EXPECT_LE(all["p90_ape"].get<double>(), 0.14);   // beyond-3D issue target: 20%
+  // 0.14 before the MaxText Llama 2 70B run (dgxc_maxtext_llama2_70b_bf16_2048gpu) got the
+  // rematerialisation its source runs (remat_policy save_qkv_proj, encoded as recompute full):
+  // predicted 5% too fast without it, 24% too slow with it (issue 24 point 5).
+  EXPECT_LE(all["p90_ape"].get<double>(), 0.145);  // beyond-3D issue target: 20%
 }
 
 // Whole benchmark tables of three frameworks (tests/data/benchmark_tables, each entry citing
