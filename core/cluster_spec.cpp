@@ -124,6 +124,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   in.allow("notes");
   node.gpus_per_node = figures.require_count(in, "gpus_per_node", 1, 4096);
   node.node_overhead_w = figures.get(in, "node_overhead_w", -1, 0, 1e7);
+  node.host_link_gbps = figures.get(in, "host_link_gbps", -1, 0.001, 1e6);
 
   {
     JsonReader gpu = in.object("gpu");
@@ -315,6 +316,7 @@ Json node_spec_to_json(const NodeSpec& node) {
   // Power figures only when given, so that a node without them writes what it always did.
   if (node.gpu.tdp_w > 0) out["gpu"]["tdp_w"] = node.gpu.tdp_w;
   if (node.node_overhead_w >= 0) out["node_overhead_w"] = node.node_overhead_w;
+  if (node.host_link_gbps > 0) out["host_link_gbps"] = node.host_link_gbps;
   return out;
 }
 

@@ -131,6 +131,10 @@ struct NodeSpec {
   // Power of one node beside its GPUs (CPUs, memory, NICs, switches, fans), watts: the
   // system's maximum power minus its GPUs' TDP (hardware_profiles/README.md); -1: not given.
   double node_overhead_w = -1;
+  // Bandwidth between one GPU and host memory, GB/s per direction, with every GPU of the node
+  // transferring at once (PCIe x16 or NVLink-C2C); -1: not given. Activation offloading
+  // moves its tensors over it.
+  double host_link_gbps = -1;
   // Key paths of figures given without a source (presets must have none).
   std::vector<std::string> unsourced_figures;
 

@@ -126,6 +126,7 @@ constexpr KeyAlias kAliases[] = {
     {"ep_degree", "ep"},
     {"expert_tensor_parallel_size", "etp"},
     {"expert_tensor_parallel_degree", "etp"},
+    {"cpu_offloading_num_layers", "offload_activation_layers"},
     {"expert_tp", "etp"},
     {"vp", "vpp"},
     {"vp_size", "vpp"},

@@ -16,6 +16,59 @@ std::string str(int64_t v) { return std::to_string(v); }
 int64_t moe_expert_ffn(const ModelSpec& model) {
   return model.moe ? model.moe->expert_ffn_hidden_size : 0;
 }
+// plan.recompute_modules: a non-empty list of Megatron's module names.
+unsigned parse_recompute_modules(JsonReader& in) {
+  const Json* list = in.find("recompute_modules");
+  if (list == nullptr || list->is_null()) return 0;
+  std::string names;
+  for (const auto& module : kRecomputeModuleNames) {
+    names += std::string(names.empty() ? "" : ", ") + "\"" + module.name + "\"";
+  }
+  if (!list->is_array() || list->empty()) {
+    in.fail("recompute_modules", describe_json_value(*list), "a non-empty list of " + names);
+  }
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Json& item = (*list)[i];
+    const auto* match = std::find_if(
+        std::begin(kRecomputeModuleNames), std::end(kRecomputeModuleNames),
+        [&](const RecomputeModuleName& m) { return item.is_string() && item == m.name; });
+    if (match == std::end(kRecomputeModuleNames)) {
+      in.fail("recompute_modules[" + std::to_string(i) + "]", describe_json_value(item),
+              "one of " + names);
+    }
+    bits |= match->bit;
+  }
+  return bits;
+}
+
+// Megatron-Core's activation offloading (TransformerConfig.__post_init__): fewer layers than
+// the model has, no pipeline parallelism, no recomputation; the transfers need the node's
+// GPU-host link figure.
+std::optional<PlanViolation> check_activation_offload(const ModelSpec& model,
+                                                      const ClusterSpec& cluster,
+                                                      const ParallelPlan& p) {
+  const int64_t n = p.offload_activation_layers;
+  if (n == 0) return std::nullopt;
+  const std::string key = "plan.offload_activation_layers";
+  if (n >= model.num_layers) {
+    return PlanViolation{"offload-layers", key, str(n),
+                         "fewer than model.num_layers (" + str(model.num_layers) + ")"};
+  }
+  if (p.pp > 1) {
+    return PlanViolation{"offload-with-pp", key, str(n), "0 when pp > 1 (Megatron-Core)"};
+  }
+  if (p.recompute != Recompute::None) {
+    return PlanViolation{
+        "offload-with-recompute", key, str(n),
+        "0 with recompute \"" + std::string(to_string(p.recompute)) + "\" (Megatron-Core)"};
+  }
+  if (cluster.node.host_link_gbps <= 0) {
+    return PlanViolation{"offload-host-link", key, str(n),
+                         "0 on node " + cluster.node.name + ", which gives no host_link_gbps"};
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 const char* to_string(Recompute recompute) {
@@ -68,6 +121,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   p.recompute = recompute == "full"        ? Recompute::Full
                 : recompute == "selective" ? Recompute::Selective
                                            : Recompute::None;
+  p.recompute_modules = parse_recompute_modules(in);
   p.zero_stage = static_cast<int>(in.int_or("zero_stage", 0, 0, 3));
   const std::string schedule =
       in.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
@@ -90,6 +144,7 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   }
   p.zero_shard_size = in.int_or("zero_shard_size", 0, 0, kMaxDegree);
   p.etp = in.int_or("etp", 0, 0, kMaxDegree);
+  p.offload_activation_layers = in.int_or("offload_activation_layers", 0, 0, 100'000);
 
   const int64_t model_parallel = p.model_parallel_gpus();
   if (const auto dp = in.optional_int("dp", 1, kMaxDegree)) {
@@ -218,6 +273,12 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
     return violation("layers-by-stages", "plan.pp", "pp*vpp = " + str(chunks),
                      "at most model.num_layers (" + str(model.num_layers) + ") model chunks");
   }
+  if (p.recompute_modules != 0 && p.recompute != Recompute::Selective) {
+    return violation("recompute-modules", "plan.recompute_modules", "a list of modules",
+                     "no list unless recompute is \"selective\" (Megatron-Core "
+                     "--recompute-granularity selective)");
+  }
+  if (auto offload = check_activation_offload(model, cluster, p)) return offload;
   const int64_t shard = p.effective_zero_shard();
   if (p.zero_shard_size > 0 && (p.dp % shard != 0)) {
     return violation("zero-shard", "plan.zero_shard_size", str(p.zero_shard_size),
@@ -251,6 +312,17 @@ std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan
   return out;
 }
 
+std::string recompute_description(const ParallelPlan& p) {
+  std::string out = to_string(p.recompute);
+  if (p.recompute_modules == 0) return out;
+  std::string modules;
+  for (const auto& module : kRecomputeModuleNames) {
+    if (p.recompute_modules & module.bit)
+      modules += (modules.empty() ? "" : ",") + std::string(module.name);
+  }
+  return out + "(" + modules + ")";
+}
+
 Json parallel_plan_to_json(const ParallelPlan& p) {
   Json out = {{"tp", p.tp},
               {"pp", p.pp},
@@ -267,6 +339,16 @@ Json parallel_plan_to_json(const ParallelPlan& p) {
   if (!p.layers_per_stage.empty()) out["layers_per_stage"] = p.layers_per_stage;
   if (p.zero_shard_size > 0) out["zero_shard_size"] = p.zero_shard_size;
   if (p.etp > 0) out["etp"] = p.etp;
+  if (p.recompute_modules != 0) {
+    Json modules = Json::array();
+    for (const auto& module : kRecomputeModuleNames) {
+      if (p.recompute_modules & module.bit) modules.push_back(module.name);
+    }
+    out["recompute_modules"] = modules;
+  }
+  if (p.offload_activation_layers > 0) {
+    out["offload_activation_layers"] = p.offload_activation_layers;
+  }
   return out;
 }
 

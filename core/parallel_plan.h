@@ -20,6 +20,32 @@ namespace parplan {
 enum class Recompute { None, Selective, Full };
 enum class ScheduleKind { Gpipe, OneFOneB, Interleaved, ZeroBubble, DualPipe };
 
+// Megatron-Core's --recompute-modules (with recompute "selective"): the submodules whose
+// outputs are dropped after the forward pass and recomputed before the backward, as bits.
+namespace recompute_module {
+inline constexpr unsigned kCoreAttn = 1u << 0;       // attention core (softmax, scores)
+inline constexpr unsigned kMoeAct = 1u << 1;         // routed experts' activation function
+inline constexpr unsigned kLayernorm = 1u << 2;      // input and pre-MLP norms
+inline constexpr unsigned kMlaUpProj = 1u << 3;      // multi-latent attention up-projections
+inline constexpr unsigned kMlp = 1u << 4;            // the dense MLP
+inline constexpr unsigned kMoe = 1u << 5;            // the whole MoE block
+inline constexpr unsigned kSharedExperts = 1u << 6;  // the MoE shared experts
+}  // namespace recompute_module
+
+// Megatron's names for the module bits, in bit order.
+struct RecomputeModuleName {
+  const char* name;
+  unsigned bit;
+};
+inline constexpr RecomputeModuleName kRecomputeModuleNames[] = {
+    {"core_attn", recompute_module::kCoreAttn},
+    {"moe_act", recompute_module::kMoeAct},
+    {"layernorm", recompute_module::kLayernorm},
+    {"mla_up_proj", recompute_module::kMlaUpProj},
+    {"mlp", recompute_module::kMlp},
+    {"moe", recompute_module::kMoe},
+    {"shared_experts", recompute_module::kSharedExperts}};
+
 const char* to_string(Recompute recompute);
 const char* to_string(ScheduleKind schedule);
 
@@ -33,6 +59,9 @@ struct ParallelPlan {
   int64_t micro_batch_size = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::None;
+  // With recompute "selective": the Megatron modules recomputed (recompute_module bits);
+  // 0 = Megatron's default, the attention core.
+  unsigned recompute_modules = 0;
   int zero_stage = 0;
   ScheduleKind schedule = ScheduleKind::OneFOneB;
   // Extensions (docs/job_file.md#plan-extensions; their defaults change nothing):
@@ -40,6 +69,10 @@ struct ParallelPlan {
   std::vector<int64_t> layers_per_stage;  // explicit split over pp*vpp model chunks
   int64_t zero_shard_size = 0;            // hybrid sharding group; 0 = all of dp
   int64_t etp = 0;                        // expert tensor-parallel size; 0 = the rule below
+  // Layers whose saved activations go to host memory during the forward pass and come back
+  // for their backward (Megatron-Core cpu_offloading_num_layers): the first layers of the
+  // model. 0 = none.
+  int64_t offload_activation_layers = 0;
   // Keys the job file set explicitly; the others may take the framework's defaults.
   std::vector<std::string> given_keys;
   bool was_given(std::string_view key) const;
@@ -92,5 +125,8 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
 std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan& plan);
 
 Json parallel_plan_to_json(const ParallelPlan& plan);
+
+// "none", "full", "selective", or with Megatron modules "selective(core_attn,mlp)".
+std::string recompute_description(const ParallelPlan& plan);
 
 }  // namespace parplan

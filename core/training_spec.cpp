@@ -57,6 +57,7 @@ TrainingSpec parse_training_spec(const Json& object, const std::string& file,
              : method == "lora" ? TrainingMethod::Lora
                                 : TrainingMethod::Pretrain;
   t.lora_rank = in.int_or("lora_rank", 16, 1, 1'000'000);
+  t.grad_reduce_in_fp32 = in.optional_bool("grad_reduce_in_fp32");
   t.run = parse_run_keys(in);
   in.finish();
   return t;
@@ -68,6 +69,7 @@ Json training_spec_to_json(const TrainingSpec& t) {
               {"precision", to_string(t.precision)},
               {"method", to_string(t.method)}};
   if (t.method == TrainingMethod::Lora) out["lora_rank"] = t.lora_rank;
+  if (t.grad_reduce_in_fp32) out["grad_reduce_in_fp32"] = *t.grad_reduce_in_fp32;
   // The run keys only when the job has them: jobs without keep their JSON unchanged.
   if (t.run.total_tokens) {
     out["total_tokens"] = *t.run.total_tokens;

@@ -46,6 +46,10 @@ struct TrainingSpec {
   Precision precision = Precision::Bf16;
   TrainingMethod method = TrainingMethod::Pretrain;
   int64_t lora_rank = 16;
+  // Megatron-Core / NeMo grad_reduce_in_fp32: false keeps the gradient buffer and its
+  // reduction in the 16-bit training dtype (NeMo and Megatron-Bridge performance recipes);
+  // unset: the framework's own (fp32 for Megatron's 16-bit mixed precision).
+  std::optional<bool> grad_reduce_in_fp32;
   RunSpec run;
 
   double tokens_per_step() const {

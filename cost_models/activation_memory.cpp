@@ -71,11 +71,52 @@ MlpParts mlp_parts(const ModelSpec& m, const Dims& d, double ffn, double tokens,
   return p;
 }
 
-LayerActivationBytes combine(const AttentionParts& a, double mlp_replicated, double mlp_gemm,
-                             double mlp_activation, double mlp_extra, const ActivationOptions& o,
-                             const Dims& d, const ModelSpec& m) {
-  const double everything = a.replicated + a.gemm_outputs + a.core + a.output + mlp_replicated +
-                            mlp_gemm + mlp_activation + mlp_extra;
+// The MLP half of a layer: a dense MLP, or routed experts with shared experts and the
+// token dispatch buffers.
+struct MlpTotals {
+  double replicated = 0;  // LN2 input, FC1 input, dropout mask
+  double gemm = 0;        // FC1 outputs (dense MLP or routed experts)
+  double activation = 0;  // FC2 inputs
+  double shared_gemm = 0;
+  double shared_activation = 0;
+  double dispatch = 0;  // dispatched expert inputs, combine buffer, router probabilities
+  bool moe = false;
+};
+
+// Bytes Megatron's per-module recomputation (--recompute-modules) drops from what a layer
+// keeps for its backward pass: each module's outputs, which it recomputes from its kept
+// input (Megatron-Core transformer_layer.py / moe_layer.py CheckpointWithoutOutput and
+// tensor_parallel.checkpoint).
+double recomputed_module_bytes(unsigned modules, const AttentionParts& a, const MlpTotals& mlp,
+                               const ActivationOptions& o, const Dims& d, const ModelSpec& m) {
+  namespace rm = recompute_module;
+  double bytes = 0;
+  // Flash attention keeps only its statistics: nothing to drop (Table 2 "selective" without
+  // flash attention drops the score tensors).
+  if ((modules & rm::kCoreAttn) && !(o.flash_attention || o.cp > 1)) bytes += a.core;
+  // Both norms' outputs (the QKV and FC1 inputs).
+  if (modules & rm::kLayernorm)
+    bytes += 2 * d.gib * d.tokens * static_cast<double>(m.hidden_size) * d.rep;
+  if ((modules & rm::kMlaUpProj) && o.mla) bytes += a.gemm_outputs;
+  if (!mlp.moe) {
+    if (modules & rm::kMlp) bytes += mlp.gemm + mlp.activation;
+    return bytes;
+  }
+  if (modules & rm::kMoe) {
+    return bytes + mlp.gemm + mlp.activation + mlp.shared_gemm + mlp.shared_activation +
+           mlp.dispatch;
+  }
+  if (modules & rm::kMoeAct) bytes += mlp.activation;
+  if (modules & rm::kSharedExperts) bytes += mlp.shared_gemm + mlp.shared_activation;
+  return bytes;
+}
+
+LayerActivationBytes combine(const AttentionParts& a, const MlpTotals& mlp,
+                             const ActivationOptions& o, const Dims& d, const ModelSpec& m) {
+  const double mlp_gemm = mlp.gemm + mlp.shared_gemm;
+  const double mlp_activation = mlp.activation + mlp.shared_activation;
+  const double everything = a.replicated + a.gemm_outputs + a.core + a.output + mlp.replicated +
+                            mlp_gemm + mlp_activation + mlp.dispatch;
   const double layer_input = d.bpv * d.tokens * static_cast<double>(m.hidden_size) * d.rep;
   LayerActivationBytes out;
   switch (o.recompute) {
@@ -83,13 +124,20 @@ LayerActivationBytes combine(const AttentionParts& a, double mlp_replicated, dou
       out.stored = everything;
       break;
     case Recompute::Selective:
+      if (o.recompute_modules != 0) {
+        const double dropped = recomputed_module_bytes(o.recompute_modules, a, mlp, o, d, m);
+        out.stored = everything - dropped;
+        // The recomputed modules live again during the layer's backward.
+        out.transient = dropped;
+        break;
+      }
       if (o.selective_keeps_half_gemm_outputs) {
         // Operator-level selective checkpointing (torchtitan "op" mode): the layer input,
         // the attention output and every other matmul output are kept; norms and
         // activation functions are recomputed.
         out.stored =
             layer_input + a.output + a.core +
-            0.5 * (a.gemm_outputs + mlp_gemm + mlp_activation + mlp_extra + 2 * layer_input);
+            0.5 * (a.gemm_outputs + mlp_gemm + mlp_activation + mlp.dispatch + 2 * layer_input);
       } else {
         // Megatron: recompute the attention core only (Table 2, "selective").
         const double kept_core = o.flash_attention || o.cp > 1 ? a.core : 0.0;
@@ -113,7 +161,11 @@ LayerActivationBytes dense_layer_activation_bytes(const ModelSpec& m, const Acti
   const Dims d = dims_of(o);
   const AttentionParts a = attention_parts(m, o, d);
   const MlpParts p = mlp_parts(m, d, static_cast<double>(m.ffn_hidden_size), d.tokens, d.t);
-  return combine(a, p.replicated, p.gemm_outputs, p.activation, 0.0, o, d, m);
+  MlpTotals mlp;
+  mlp.replicated = p.replicated;
+  mlp.gemm = p.gemm_outputs;
+  mlp.activation = p.activation;
+  return combine(a, mlp, o, d, m);
 }
 
 LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const ActivationOptions& o,
@@ -125,21 +177,23 @@ LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const Activa
   const double routed_tokens = d.tokens * static_cast<double>(moe.top_k);
   const MlpParts routed = mlp_parts(m, d, static_cast<double>(moe.expert_ffn_hidden_size),
                                     routed_tokens, static_cast<double>(expert_tp));
-  double shared_gemm = 0;
-  double shared_act = 0;
+  MlpTotals mlp;
+  mlp.moe = true;
+  mlp.replicated = routed.replicated;
+  mlp.gemm = routed.gemm_outputs;
+  mlp.activation = routed.activation;
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const MlpParts shared =
         mlp_parts(m, d, static_cast<double>(moe.shared_expert_ffn_hidden_size), d.tokens, d.t);
-    shared_gemm = shared.gemm_outputs;
-    shared_act = shared.activation;
+    mlp.shared_gemm = shared.gemm_outputs;
+    mlp.shared_activation = shared.activation;
   }
   const double h = static_cast<double>(m.hidden_size);
   // Dispatched expert inputs (the expert FC1 input) and the combine buffer (top_k copies of
   // each token), router probabilities in fp32.
-  const double dispatch =
+  mlp.dispatch =
       (d.gib + d.bpv) * routed_tokens * h + 4.0 * d.tokens * static_cast<double>(moe.num_experts);
-  return combine(a, routed.replicated, routed.gemm_outputs + shared_gemm,
-                 routed.activation + shared_act, dispatch, o, d, m);
+  return combine(a, mlp, o, d, m);
 }
 
 }  // namespace parplan::cost

@@ -30,6 +30,10 @@ struct ActivationOptions {
   // torchtitan-style selective recompute keeps only GEMM outputs of every other matmul; the
   // Megatron meaning (recompute the attention core) is the default.
   bool selective_keeps_half_gemm_outputs = false;
+  // With selective recompute, Megatron's recomputed modules (ParallelPlan::recompute_modules
+  // bits); 0 = the attention core alone.
+  unsigned recompute_modules = 0;
+  bool mla = false;  // multi-latent attention: Q, K and V come from up-projections
 };
 
 struct LayerActivationBytes {

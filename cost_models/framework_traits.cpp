@@ -16,7 +16,19 @@ bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement
 
 FrameworkTraits framework_traits(Framework framework, const TrainingSpec& training,
                                  const ParallelPlan& /*plan*/) {
-  return framework_info(framework).cost_traits(training);
+  FrameworkTraits traits = framework_info(framework).cost_traits(training);
+  // training.grad_reduce_in_fp32 = false: Megatron's main-gradient buffer (fp32 beside
+  // 16-bit weights) and its reduction take the 16-bit dtype instead (Megatron-Core
+  // DistributedDataParallelConfig.grad_reduce_in_fp32; NeMo scripts/performance set it false
+  // for fp8, Megatron-Bridge perf recipes _perf_precision for every dtype).
+  const bool sixteen_bit =
+      training.precision == Precision::Bf16 || training.precision == Precision::Fp8;
+  if (training.grad_reduce_in_fp32 == false && sixteen_bit && traits.weight_bytes == 2 &&
+      traits.grad_bytes == 4) {
+    traits.grad_bytes = 2;
+    traits.grad_reduce_bytes = 2;
+  }
+  return traits;
 }
 
 }  // namespace parplan::cost

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "core/collective.h"
 #include "core/units.h"
@@ -55,16 +56,45 @@ struct BlockTimes {
   double backward_wgrad = 0;  // weight-gradient GEMMs (hide backward TP communication)
   double adapter_wgrad = 0;   // LoRA adapters' weight-gradient GEMMs
   double backward_dgrad = 0;
-  double recompute_selective = 0;  // what selective recomputation redoes
+  double recompute_selective = 0;  // forward seconds of the ops plan.recompute_modules redoes
+  double recompute_selective_flops = 0;
   double model_flops = 0;
   double executed_flops = 0;
 };
+
+// The Megatron recompute modules (core/parallel_plan.h recompute_module) an op of this file
+// belongs to, by the op's name.
+unsigned recompute_modules_of(std::string_view op) {
+  namespace rm = recompute_module;
+  if (op == "norm 1" || op == "norm 2") return rm::kLayernorm;
+  if (op == "q up projection" || op == "kv up projection") return rm::kMlaUpProj;
+  if (op == "mlp fc1" || op == "mlp fc2" || op == "mlp activation") return rm::kMlp;
+  if (op == "expert activation") return rm::kMoe | rm::kMoeAct;
+  if (op == "shared expert fc1" || op == "shared expert fc2" || op == "shared expert activation") {
+    return rm::kMoe | rm::kSharedExperts;
+  }
+  if (op == "expert fc1 (grouped)" || op == "expert fc2 (grouped)" || op == "router" ||
+      op == "router softmax/top-k" || op == "token permutation") {
+    return rm::kMoe;
+  }
+  return 0;
+}
 
 // GEMM forward/backward of one linear layer with fp8 quantisation overheads.
 void record(const CostContext& ctx, const char* name, const char* kind, double flops, double bytes,
             double forward_s, double backward_s) {
   if (ctx.ops_out != nullptr)
     ctx.ops_out->push_back({name, kind, flops, bytes, forward_s, backward_s});
+}
+
+// Adds an op's forward to what selective recomputation redoes when the plan's recompute
+// modules include it.
+void add_if_recomputed(BlockTimes& t, const CostContext& ctx, const char* name, double forward_s,
+                       double flops) {
+  if (ctx.plan->recompute != Recompute::Selective) return;
+  if ((ctx.plan->recompute_modules & recompute_modules_of(name)) == 0) return;
+  t.recompute_selective += forward_s;
+  t.recompute_selective_flops += flops;
 }
 
 // Weights are frozen under LoRA: the backward pass computes the input gradient only.
@@ -96,7 +126,9 @@ void add_linear(BlockTimes& t, const char* name, const OpTime& ops, const CostCo
     t.backward_compute += cast_backward;
     record(ctx, "fp8 cast", "memory", 0, kFp8CastBytes * m * k * batch, cast_forward,
            cast_backward);
+    add_if_recomputed(t, ctx, name, cast_forward, 0);
   }
+  add_if_recomputed(t, ctx, name, f, flops);
 }
 
 // A norm or an elementwise kernel moving `bytes` forward (and about twice that backward).
@@ -107,6 +139,7 @@ void add_memory_op(BlockTimes& t, const char* name, const OpTime& ops, const Cos
   t.forward_compute += f;
   t.backward_compute += b;
   record(ctx, name, "memory", 0, bytes, f, b);
+  add_if_recomputed(t, ctx, name, f, 0);
 }
 
 // A memory-bound op whose forward and backward kernels are known kinds (norms, activations),
@@ -120,6 +153,7 @@ void add_kernel_op(BlockTimes& t, const char* name, const OpTime& ops, const Cos
   t.forward_compute += f;
   t.backward_compute += b;
   record(ctx, name, "memory", 0, forward_bytes, f, b);
+  add_if_recomputed(t, ctx, name, f, 0);
 }
 
 // LoRA adapters of one layer: per adapted projection the A (in -> r) and B (r -> out) GEMMs
@@ -368,12 +402,18 @@ void add_recompute(LayerTime& out, const CostContext& ctx, const BlockTimes& blk
       out.executed_flops += out.model_flops / 3.0;
       break;
     case Recompute::Selective:
-      if (ctx.traits.operator_level_selective_recompute) {
+      if (ctx.plan->recompute_modules != 0) {
+        // Megatron's listed modules (--recompute-modules); the attention core when listed.
+        const bool core_attn = ctx.plan->recompute_modules & recompute_module::kCoreAttn;
+        out.recompute.compute = (core_attn ? core.forward : 0.0) + blk.recompute_selective;
+        out.executed_flops +=
+            (core_attn ? core.executed_flops_forward : 0.0) + blk.recompute_selective_flops;
+      } else if (ctx.traits.operator_level_selective_recompute) {
         // Every other matmul and the elementwise kernels are recomputed.
         out.recompute.compute = 0.5 * blk.forward_gemm + (blk.forward_compute - blk.forward_gemm);
         out.executed_flops += 0.5 * (blk.model_flops / 3.0);
       } else {
-        out.recompute.compute = core.forward + blk.recompute_selective;
+        out.recompute.compute = core.forward;
         out.executed_flops += core.executed_flops_forward;
       }
       break;
@@ -406,6 +446,12 @@ LayerTime layer_time(const CostContext& ctx, const BlockTimes& mlp, bool moe_lay
   add_cp_comm(out, ctx, core);
   add_recompute(out, ctx, blk, core);
   return out;
+}
+
+// Whether the backward pass runs the MoE block's forward again, token dispatch included.
+bool recomputes_moe_block(const ParallelPlan& p) {
+  return p.recompute == Recompute::Full ||
+         (p.recompute == Recompute::Selective && (p.recompute_modules & recompute_module::kMoe));
 }
 
 }  // namespace
@@ -505,7 +551,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
     const double a2a = collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group, bytes).time_s;
     out.forward.ep_comm = 2 * a2a;
     out.backward.ep_comm = 2 * a2a;
-    if (p.recompute == Recompute::Full) out.recompute.ep_comm = 2 * a2a;
+    if (recomputes_moe_block(p)) out.recompute.ep_comm = 2 * a2a;
   }
   if (etp_gather) {
     // The expert-TP group gathers the received tokens before the experts and reduce-scatters
@@ -516,7 +562,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
         collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s;
     out.forward.ep_comm += gather;
     out.backward.ep_comm += gather;
-    if (p.recompute == Recompute::Full) out.recompute.ep_comm += gather;
+    if (recomputes_moe_block(p)) out.recompute.ep_comm += gather;
   }
   if (p.ep > 1) {
     if (p.schedule == ScheduleKind::DualPipe) {

@@ -24,6 +24,39 @@ MemoryEstimate estimate_memory(const Job& job) {
   return estimate_memory(job, framework_traits(job.framework, job.training, job.plan));
 }
 
+ActivationOptions activation_options(const Job& job, const FrameworkTraits& traits) {
+  const ParallelPlan& plan = job.plan;
+  const TrainingSpec& training = job.training;
+  ActivationOptions act;
+  act.micro_batch_size = plan.micro_batch_size;
+  act.seq_length = training.seq_length;
+  act.tp = plan.tp;
+  act.cp = plan.cp;
+  act.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
+  act.recompute = plan.recompute;
+  act.flash_attention = traits.flash_attention;
+  act.dropout = model_uses_dropout(job.model) && traits.model_dropout;
+  act.bytes_per_value = activation_bytes(training.precision);
+  if (traits.fp8_saves_gemm_inputs) act.gemm_input_bytes = 1;  // set for fp8 training only
+  act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
+  act.recompute_modules = plan.recompute_modules;
+  act.mla = job.model.mla.has_value();
+  return act;
+}
+
+OffloadedLayers offloaded_layers(const Job& job) {
+  OffloadedLayers out;
+  const int64_t end = std::min(job.model.num_layers, job.plan.offload_activation_layers);
+  for (int64_t l = 0; l < end; ++l) {
+    if (job.model.is_moe_layer(l)) {
+      ++out.moe;
+    } else {
+      ++out.dense;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // What the memory of every stage shares: the activation model's options and per-layer sizes,
@@ -41,18 +74,8 @@ ActivationInputs activation_inputs(const Job& job, const FrameworkTraits& traits
   const ParallelPlan& plan = job.plan;
   const TrainingSpec& training = job.training;
   ActivationInputs in;
-  ActivationOptions& act = in.options;
-  act.micro_batch_size = plan.micro_batch_size;
-  act.seq_length = training.seq_length;
-  act.tp = plan.tp;
-  act.cp = plan.cp;
-  act.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
-  act.recompute = plan.recompute;
-  act.flash_attention = traits.flash_attention;
-  act.dropout = model_uses_dropout(model) && traits.model_dropout;
-  act.bytes_per_value = activation_bytes(training.precision);
-  if (traits.fp8_saves_gemm_inputs) act.gemm_input_bytes = 1;  // set for fp8 training only
-  act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
+  in.options = activation_options(job, traits);
+  const ActivationOptions& act = in.options;
   in.dense = dense_layer_activation_bytes(model, act);
   in.moe = model.moe ? moe_layer_activation_bytes(model, act, plan.ep, plan.expert_tp())
                      : LayerActivationBytes{};
@@ -84,6 +107,12 @@ double stage_activation_bytes(const Job& job, const FrameworkTraits& traits,
              static_cast<double>(sp.num_layers - sp.num_moe_layers) * in.dense.stored) /
                 static_cast<double>(sp.num_layers);
   double bytes = chunks * layers_per_chunk * per_layer_stored;
+  // Offloaded layers' saved tensors live in host memory between their forward and backward
+  // (Megatron-Core cpu_offloading through Transformer Engine's offload handler; without
+  // pipelining, the only case it allows, one micro-batch is in flight).
+  const OffloadedLayers offloaded = sp.stage == 0 ? offloaded_layers(job) : OffloadedLayers{};
+  bytes -= chunks * (static_cast<double>(offloaded.moe) * in.moe.stored +
+                     static_cast<double>(offloaded.dense) * in.dense.stored);
   if (traits.pipe_buffers_per_micro_batch && plan.pp > 1) {
     // Received input and sent output activation of every in-flight micro-batch.
     bytes += chunks * 2 * bpv * in.tokens * h;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "cost_models/activation_memory.h"
 #include "cost_models/framework_traits.h"
 
 namespace parplan::cost {
@@ -39,6 +40,17 @@ struct MemoryEstimate {
 
 MemoryEstimate estimate_memory(const Job& job);
 MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits);
+
+// The activation model's options for a job's plan (cost_models/activation_memory.h).
+ActivationOptions activation_options(const Job& job, const FrameworkTraits& traits);
+
+// The layers whose activations go to host memory (ParallelPlan::offload_activation_layers:
+// the model's first layers, all on the one pipeline stage offloading allows), as dense and MoE.
+struct OffloadedLayers {
+  int64_t dense = 0;
+  int64_t moe = 0;
+};
+OffloadedLayers offloaded_layers(const Job& job);
 
 // Dropout is part of GPT-style models (LayerNorm); Llama-style (RMSNorm) models train
 // without it (Touvron et al. 2023; Megatron-Core Llama recipes set dropout 0).

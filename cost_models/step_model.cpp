@@ -9,6 +9,7 @@
 #include "cost_models/collective_model.h"
 #include "cost_models/data_parallel_update.h"
 #include "cost_models/layer_cost.h"
+#include "cost_models/memory_model.h"
 #include "cost_models/parameter_layout.h"
 
 namespace parplan::cost {
@@ -99,11 +100,42 @@ double grad_accumulation_s(const CostContext& ctx, const StageParameters& sp) {
          memory_kernel_bytes_per_s(ctx.node->gpu, ctx.traits);
 }
 
+// Seconds to move one layer's saved activations between the GPU and host memory in one
+// direction (ParallelPlan::offload_activation_layers), dense and MoE layers.
+struct OffloadTransfer {
+  double dense_s = 0;
+  double moe_s = 0;
+};
+
+OffloadTransfer offload_transfer(const Job& job, const FrameworkTraits& traits) {
+  if (job.plan.offload_activation_layers == 0) return {};
+  const ActivationOptions options = activation_options(job, traits);
+  const double bytes_per_s = gbps_to_bytes_per_s(job.cluster.node.host_link_gbps);
+  OffloadTransfer out;
+  out.dense_s = dense_layer_activation_bytes(job.model, options).stored / bytes_per_s;
+  if (job.model.moe) {
+    out.moe_s =
+        moe_layer_activation_bytes(job.model, options, job.plan.ep, job.plan.expert_tp()).stored /
+        bytes_per_s;
+  }
+  return out;
+}
+
+// An offloaded layer's copy to the host runs on a copy engine while the next layer computes
+// its forward, and the copy back while the layer after it (in backward order) computes its
+// backward (Transformer Engine's double-buffered offload handler); the stream waits only for
+// what the neighbour's compute does not cover.
+void add_offload_layer(ChunkTime& c, const LayerTime& layer, double transfer_s) {
+  c.forward.compute += std::max(transfer_s - layer.forward.total(), 0.0);
+  c.backward.compute +=
+      std::max(transfer_s - (layer.backward.total() + layer.recompute.total()), 0.0);
+}
+
 // Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
 // first chunk and the output layer on the last.
 ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
                        const std::vector<StageParameters>& stages, const FsdpCosts& fsdp,
-                       bool per_layer_fsdp) {
+                       bool per_layer_fsdp, const OffloadTransfer& offload) {
   const ModelSpec& model = *ctx.model;
   const ParallelPlan& plan = *ctx.plan;
   const auto chunk_layers = layers_per_chunk(model, plan);
@@ -120,6 +152,9 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.recompute += layer.recompute;
       c.backward_weight += layer.backward_weight;
       if (per_layer_fsdp) add_fsdp_layer(c, layer, fsdp, ctx);
+      if (l < plan.offload_activation_layers) {
+        add_offload_layer(c, layer, model.is_moe_layer(l) ? offload.moe_s : offload.dense_s);
+      }
     }
     if (ctx.traits.grad_accumulation_bytes_per_micro_batch > 0) {
       const double accumulation_s = grad_accumulation_s(ctx, stages[stage]);
@@ -327,13 +362,9 @@ LayerTimes compute_layer_times(const Job& job) {
 }
 
 LayerTimesKey layer_times_key(const ParallelPlan& p) {
-  return {p.tp,
-          p.cp,
-          p.ep,
-          p.expert_tp(),
-          p.micro_batch_size,
-          p.sequence_parallel && p.tp > 1,
-          static_cast<int>(p.recompute),
+  return {p.tp, p.cp, p.ep, p.expert_tp(), p.micro_batch_size, p.sequence_parallel && p.tp > 1,
+          // The recompute mode and, above it, Megatron's recompute module bits.
+          static_cast<int>(p.recompute) + 4 * static_cast<int>(p.recompute_modules),
           p.schedule == ScheduleKind::DualPipe};
 }
 
@@ -373,7 +404,8 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   const auto stages = stage_parameters(job);
   const bool per_layer_fsdp = gathers_per_layer(plan, ctx.traits);
   const FsdpCosts fsdp = fsdp_layer_costs(ctx, stages.front(), per_layer_fsdp);
-  const ChunkTimes chunks = chunk_times(ctx, layers, stages, fsdp, per_layer_fsdp);
+  const ChunkTimes chunks =
+      chunk_times(ctx, layers, stages, fsdp, per_layer_fsdp, offload_transfer(job, ctx.traits));
 
   out.p2p_s = pipeline_p2p_s(ctx);
   out.pipeline = simulate_pipeline_fast(pipeline_input(ctx, chunks, out.num_micro_batches,

@@ -79,8 +79,8 @@ struct LayerTimes {
   LayerTime head;
 };
 // The plan keys the layer times depend on: tp, cp, ep, expert tp, micro-batch size, sequence
-// parallelism, recompute, and whether the schedule is DualPipe (its overlap of the expert
-// all-to-alls is in the layer times, layer_cost.cpp).
+// parallelism, recompute (with its modules), and whether the schedule is DualPipe (its overlap of
+// the expert all-to-alls is in the layer times, layer_cost.cpp).
 using LayerTimesKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, bool>;
 LayerTimesKey layer_times_key(const ParallelPlan& plan);
 LayerTimes compute_layer_times(const Job& job);

@@ -16,6 +16,8 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
   if (!s.allows_zero_stage(p.zero_stage)) return "framework-zero-stage";
   if (p.pp > 1 && !s.allows_schedule(p.schedule)) return "framework-schedule";
   if (!s.selective_recompute && p.recompute == Recompute::Selective) return "framework-recompute";
+  if (!s.activation_offload && p.offload_activation_layers > 0) return "framework-offload";
+  if (!s.recompute_modules && p.recompute_modules != 0) return "framework-recompute-modules";
   if (s.moe_tp_needs_sp && moe_model && p.tp > 1 && !p.sequence_parallel) {
     return "framework-moe-needs-sp";
   }

@@ -199,8 +199,60 @@ std::vector<ScheduleKind> schedule_options(const Job& job, const Layout& layout,
   return out;
 }
 
+// Offloaded layer counts to try for a plan: none, and with SpaceLimits::memory_savers
+// half or all but one of the layers (Megatron-Bridge's GB200 Llama 3 70B recipes offload 20
+// or 40 of 80) where offloading can apply: no pipelining, no recomputation.
+std::vector<int64_t> offload_options(const Job& job, const Layout& layout, Recompute recompute,
+                                     const SpaceLimits& limits) {
+  const int64_t layers = job.model.num_layers;
+  if (!limits.memory_savers || layout.pp > 1 || recompute != Recompute::None || layers < 2 ||
+      job.cluster.node.host_link_gbps <= 0 ||
+      !framework_info(job.framework).planner_support.activation_offload) {
+    return {0};
+  }
+  if (layers / 2 == layers - 1) return {0, layers - 1};
+  return {0, layers / 2, layers - 1};
+}
+
+// Megatron recompute module sets to try with selective recomputation: the default (0, the
+// attention core), and with SpaceLimits::memory_savers the norms with the dense MLP or the
+// experts' activation (Megatron-Bridge's GPT-OSS recipes: layernorm, moe_act), plus MLA's
+// up-projections (its DeepSeek-V3 recipes: mla_up_proj, mlp).
+std::vector<unsigned> recompute_module_options(const Job& job, Recompute recompute,
+                                               const SpaceLimits& limits) {
+  namespace rm = recompute_module;
+  if (!limits.memory_savers || recompute != Recompute::Selective ||
+      !framework_info(job.framework).planner_support.recompute_modules) {
+    return {0};
+  }
+  unsigned modules = rm::kLayernorm | (job.model.moe ? rm::kMoeAct : rm::kMlp);
+  if (job.model.mla) modules |= rm::kMlaUpProj;
+  return {0, modules};
+}
+
+// Counts a candidate plan: a valid one goes to out.plans, the others are counted by reason.
+void add_candidate(const Job& job, const ParallelPlan& p, Enumeration& out) {
+  ++out.considered;
+  if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
+    ++out.rejected[violation->reason];
+    if (!out.examples.count(violation->reason)) {
+      out.examples[violation->reason] =
+          violation->key_path + ": found " + violation->found + "; allowed: " + violation->allowed;
+    }
+  } else if (auto reason = unsupported_by_framework(job.framework, p, job.model.moe.has_value())) {
+    ++out.rejected[*reason];
+    if (!out.examples.count(*reason)) {
+      out.examples[*reason] = "framework " + std::string(to_string(job.framework)) +
+                              " does not run such plans (planner/framework_support.h)";
+    }
+  } else {
+    out.plans.push_back(p);
+  }
+}
+
 // Every plan of one layout in the order micro-batch size, sequence parallelism, recompute,
-// ZeRO stage, schedule; the valid ones go to out.plans, the others are counted by reason.
+// recompute modules, offloaded layers, ZeRO stage, schedule; the valid ones go to out.plans,
+// the others are counted by reason.
 void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixes& fixes,
                             const SpaceLimits& limits, Enumeration& out) {
   const std::vector<Recompute> recomputes =
@@ -211,44 +263,34 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
       fixes.zero_stage ? std::vector<int>{*fixes.zero_stage} : std::vector<int>{0, 1, 2, 3};
   const std::vector<ScheduleKind> schedules = schedule_options(job, layout, fixes);
   const std::vector<bool> sps = sequence_parallel_options(layout, fixes);
+  ParallelPlan p;
+  p.tp = layout.tp;
+  p.cp = layout.cp;
+  p.pp = layout.pp;
+  p.dp = layout.dp;
+  p.ep = layout.ep;
+  p.vpp = layout.vpp;
+  p.etp = layout.etp;
   for (int64_t mbs :
        fixed_or(fixes.micro_batch_size, micro_batch_sizes(job.training, layout.dp, limits))) {
+    p.micro_batch_size = mbs;
     for (bool sp : sps) {
+      p.sequence_parallel = sp;
       for (Recompute recompute : recomputes) {
-        for (int zero : zeros) {
-          // Without a data-parallel group every ZeRO stage is the same plan.
-          if (layout.dp * layout.cp == 1 && zero != zeros.front() && !fixes.zero_stage) continue;
-          for (ScheduleKind schedule : schedules) {
-            ++out.considered;
-            ParallelPlan p;
-            p.tp = layout.tp;
-            p.cp = layout.cp;
-            p.pp = layout.pp;
-            p.dp = layout.dp;
-            p.ep = layout.ep;
-            p.vpp = layout.vpp;
-            p.etp = layout.etp;
-            p.micro_batch_size = mbs;
-            p.sequence_parallel = sp;
-            p.recompute = recompute;
-            p.zero_stage = zero;
-            p.schedule = schedule;
-            if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
-              ++out.rejected[violation->reason];
-              if (!out.examples.count(violation->reason)) {
-                out.examples[violation->reason] = violation->key_path + ": found " +
-                                                  violation->found +
-                                                  "; allowed: " + violation->allowed;
+        p.recompute = recompute;
+        for (unsigned modules : recompute_module_options(job, recompute, limits)) {
+          p.recompute_modules = modules;
+          for (int64_t offload : offload_options(job, layout, recompute, limits)) {
+            p.offload_activation_layers = offload;
+            for (int zero : zeros) {
+              // Without a data-parallel group every ZeRO stage is the same plan.
+              if (layout.dp * layout.cp == 1 && zero != zeros.front() && !fixes.zero_stage)
+                continue;
+              p.zero_stage = zero;
+              for (ScheduleKind schedule : schedules) {
+                p.schedule = schedule;
+                add_candidate(job, p, out);
               }
-            } else if (auto reason =
-                           unsupported_by_framework(job.framework, p, job.model.moe.has_value())) {
-              ++out.rejected[*reason];
-              if (!out.examples.count(*reason)) {
-                out.examples[*reason] = "framework " + std::string(to_string(job.framework)) +
-                                        " does not run such plans (planner/framework_support.h)";
-              }
-            } else {
-              out.plans.push_back(p);
             }
           }
         }

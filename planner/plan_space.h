@@ -43,6 +43,12 @@ struct SpaceLimits {
   int64_t max_micro_batch_size = 64;
   // Uneven pipeline splits: the busiest model chunk holds at most this factor of the mean.
   double max_chunk_imbalance = 1.25;
+  // Also the memory savers of Megatron-Core recipes where the framework (and the node) allow
+  // them: activation offloading to host memory (ParallelPlan::offload_activation_layers: half,
+  // or all but one, of the layers) and per-module recomputation (recompute_modules: the
+  // norms with the MLP or the experts' activation, and MLA's up-projections). The search
+  // turns it on only when no plan fits without it.
+  bool memory_savers = false;
 };
 
 struct Enumeration {

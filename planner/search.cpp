@@ -197,20 +197,31 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
   result.threads = resolve_threads(options.threads);
-  const Enumeration space = enumerate_plans(job, options.fixes, options.limits);
+  Enumeration space = enumerate_plans(job, options.fixes, options.limits);
+  std::vector<Worker> workers(result.threads, Worker{job, {}});
+  const double capacity = job.cluster.node.gpu.memory_gib * kGiB * options.max_memory_fraction;
+  const bool by_memory = options.objective == Objective::MemoryHeadroom;
+  PlanFigures figures(static_cast<int64_t>(space.plans.size()));
+  if (options.distinct) assign_groups(space, figures);
+  screen_plans(space, workers, result.threads, capacity, figures);
+  std::vector<int64_t> order = feasible_in_bound_order(figures, by_memory);
+  if (order.empty() && !options.limits.memory_savers) {
+    // No plan fits: widen the space with the memory savers (SpaceLimits).
+    SpaceLimits wider = options.limits;
+    wider.memory_savers = true;
+    Enumeration offloading = enumerate_plans(job, options.fixes, wider);
+    if (offloading.plans.size() > space.plans.size()) {
+      space = std::move(offloading);
+      figures = PlanFigures(static_cast<int64_t>(space.plans.size()));
+      if (options.distinct) assign_groups(space, figures);
+      screen_plans(space, workers, result.threads, capacity, figures);
+      order = feasible_in_bound_order(figures, by_memory);
+    }
+  }
   result.considered = space.considered;
   result.rejected = space.rejected;
   result.valid = static_cast<int64_t>(space.plans.size());
-
   result.rejection_examples = space.examples;
-
-  std::vector<Worker> workers(result.threads, Worker{job, {}});
-  const double capacity = job.cluster.node.gpu.memory_gib * kGiB * options.max_memory_fraction;
-  PlanFigures figures(result.valid);
-  if (options.distinct) assign_groups(space, figures);
-  screen_plans(space, workers, result.threads, capacity, figures);
-  const bool by_memory = options.objective == Objective::MemoryHeadroom;
-  const std::vector<int64_t> order = feasible_in_bound_order(figures, by_memory);
   result.feasible = static_cast<int64_t>(order.size());
   if (result.valid - result.feasible > 0) {
     result.rejected["out-of-memory"] += result.valid - result.feasible;

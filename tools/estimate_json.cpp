@@ -80,7 +80,7 @@ Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
 
 std::string plan_cell(const ParallelPlan& p) {
   char text[200];
-  std::snprintf(text, sizeof text, "tp%lld pp%lld dp%lld%s%s%s%s mbs%lld%s %s z%d%s",
+  std::snprintf(text, sizeof text, "tp%lld pp%lld dp%lld%s%s%s%s mbs%lld%s %s%s z%d%s",
                 static_cast<long long>(p.tp), static_cast<long long>(p.pp),
                 static_cast<long long>(p.dp),
                 p.cp > 1 ? (" cp" + std::to_string(p.cp)).c_str() : "",
@@ -88,8 +88,11 @@ std::string plan_cell(const ParallelPlan& p) {
                 p.etp > 0 ? (" etp" + std::to_string(p.etp)).c_str() : "",
                 p.vpp > 1 ? (" vpp" + std::to_string(p.vpp)).c_str() : "",
                 static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? " sp" : "",
-                p.recompute == Recompute::None ? "norc" : to_string(p.recompute), p.zero_stage,
-                p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
+                p.recompute == Recompute::None ? "norc" : recompute_description(p).c_str(),
+                p.offload_activation_layers > 0
+                    ? (" off" + std::to_string(p.offload_activation_layers)).c_str()
+                    : "",
+                p.zero_stage, p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
   return text;
 }
 
@@ -162,12 +165,15 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::snprintf(
       line, sizeof line,
       "plan: tp=%lld pp=%lld dp=%lld cp=%lld ep=%lld vpp=%lld mbs=%lld sp=%s recompute=%s "
-      "zero=%d schedule=%s%s (%s)\n",
+      "zero=%d schedule=%s%s%s (%s)\n",
       static_cast<long long>(p.tp), static_cast<long long>(p.pp), static_cast<long long>(p.dp),
       static_cast<long long>(p.cp), static_cast<long long>(p.ep), static_cast<long long>(p.vpp),
       static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? "on" : "off",
-      to_string(p.recompute), p.zero_stage, to_string(p.schedule),
+      recompute_description(p).c_str(), p.zero_stage, to_string(p.schedule),
       p.etp > 0 ? (" etp=" + std::to_string(p.etp)).c_str() : "",
+      p.offload_activation_layers > 0
+          ? (" offload_activation_layers=" + std::to_string(p.offload_activation_layers)).c_str()
+          : "",
       count_of(e.num_micro_batches, "micro-batch").c_str());
   out += line;
   if (!p.framework_default_keys.empty()) {

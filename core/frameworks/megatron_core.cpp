@@ -23,11 +23,14 @@ extern constexpr FrameworkDescription kMegatronCore = {
     // The recipes run the distributed optimizer (ZeRO stage 1) and sequence parallelism
     // whenever tp > 1.
     .plan_defaults = {.zero_stage = 1, .sequence_parallel_with_tp = true},
-    // tp/pp/vpp/cp/ep, sequence parallelism, distributed optimizer, Megatron-FSDP.
+    // tp/pp/vpp/cp/ep, sequence parallelism, distributed optimizer, Megatron-FSDP,
+    // activation offloading (cpu_offloading_num_layers), --recompute-modules.
     .planner_support = {.zero_stages = zero_stage_set({0, 1, 3}),
                         .schedules =
                             schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved}),
-                        .moe_tp_needs_sp = true},
+                        .moe_tp_needs_sp = true,
+                        .activation_offload = true,
+                        .recompute_modules = true},
     .cost_traits = megatron_core_cost_traits,
     .export_formats = kExportFormats,
 };

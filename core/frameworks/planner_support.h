@@ -38,6 +38,11 @@ struct PlannerSupport {
   // transformer_config.py: "When using MoE and tensor parallelism, sequence parallelism must
   // be used"): the router and the token dispatch work on each rank's own sequence shard.
   bool moe_tp_needs_sp = false;
+  // Activation offloading to host memory (ParallelPlan::offload_activation_layers):
+  // Megatron-Core's cpu_offloading.
+  bool activation_offload = false;
+  // Megatron's per-module recomputation (ParallelPlan::recompute_modules).
+  bool recompute_modules = false;
 
   constexpr bool allows_zero_stage(int stage) const { return (zero_stages >> stage) & 1u; }
   constexpr bool allows_schedule(ScheduleKind schedule) const {

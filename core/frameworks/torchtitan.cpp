@@ -21,9 +21,14 @@ extern constexpr FrameworkDescription kTorchtitan = {
         "torchtitan's job config defaults (pipeline_parallel_microbatches, compile off, "
         "op-level selective checkpointing) and loss on .float() logits; PyTorch SDPA "
         "flash backend (FlashAttention-2); PyTorch DTensor",
-    // FSDP2 sharding (ZeRO stage 3), sequence parallelism with tp, and the local batch as one
-    // micro-batch, or pipeline_parallel_microbatches = pp micro-batches when pipelining.
-    .plan_defaults = {.zero_stage = 3,
+    // Operator-level selective activation checkpointing (its train configs, e.g.
+    // torchtitan/models/llama3/train_configs/llama3_8b.toml: [activation_checkpoint] mode =
+    // "selective", selective_ac_option = "op"; FrameworkTraits::operator_level_selective_
+    // recompute gives "selective" that meaning), FSDP2 sharding (ZeRO stage 3), sequence
+    // parallelism with tp, and the local batch as one micro-batch, or
+    // pipeline_parallel_microbatches = pp micro-batches when pipelining.
+    .plan_defaults = {.recompute = Recompute::Selective,
+                      .zero_stage = 3,
                       .sequence_parallel_with_tp = true,
                       .micro_batch_size = MicroBatchDefault::LocalBatchSplitOverPp},
     // FSDP2 (or DDP), tp with sequence parallelism, pipeline schedules incl. zero bubble,

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
+#include <string>
 
 #include "cli_test_util.h"
 #include "planner/regret.h"
@@ -108,7 +111,10 @@ TEST(ValidatePublished, StepTimeErrorGate) {
   EXPECT_LE(core["mape"].get<double>(), 0.072);    // time-model issue target: 7%
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
   EXPECT_LE(all["mape"].get<double>(), 0.085);     // beyond-3D issue target: 9%
-  EXPECT_LE(all["p90_ape"].get<double>(), 0.14);   // beyond-3D issue target: 20%
+  // 0.14 before the MaxText Llama 2 70B run (dgxc_maxtext_llama2_70b_bf16_2048gpu) got the
+  // rematerialisation its source runs (remat_policy save_qkv_proj, encoded as recompute full):
+  // predicted 5% too fast without it, 24% too slow with it (issue 24 point 5).
+  EXPECT_LE(all["p90_ape"].get<double>(), 0.145);  // beyond-3D issue target: 20%
 }
 
 // Whole benchmark tables of three frameworks (tests/data/benchmark_tables, each entry citing
@@ -176,11 +182,68 @@ TEST(ValidatePublished, MemoryErrorGate) {
               100 * mem["median_ape"].get<double>(), 100 * mem["mape"].get<double>());
   EXPECT_LE(mem["median_ape"].get<double>(), 0.10);  // beyond-3D issue target
   EXPECT_LE(mem["mape"].get<double>(), 0.09);
-  // Every published plan ran; those we predict would not fit are memory-model errors or keys
-  // the sources left out (mostly recomputation). Keep them from growing.
   std::printf("published plans predicted not to fit: %d\n",
               v["published_plans_not_fitting"].get<int>());
-  EXPECT_LE(v["published_plans_not_fitting"].get<int>(), 11);
+}
+
+// Published runs predicted not to fit although they trained, each with the reason the memory
+// model or the job cannot follow. Every other published run must fit.
+const std::map<std::string, std::string>& runs_allowed_not_to_fit() {
+  static const std::map<std::string, std::string> allowed = {
+      {"mbridge2511_h100_Qwen3-30B-A3B_16gpu",
+       "81 of 80 GiB: the job leaves out Qwen3's head_dim 128, and the recipe's fused TE "
+       "cross-entropy (cross_entropy_fusion_impl 'te') keeps less than the 6-byte logits buffer"},
+      {"mbridge2511_gb200_LLAMA3-70B_64gpu",
+       "199 of 185 GiB with the recipe's 40 offloaded layers: the 15% allocator reserve (27 GiB) "
+       "and the 12 GiB logits buffer of the fused TE cross-entropy are not modelled per recipe"},
+      {"mbridge2511_gb200_LLAMA3.1-405B_256gpu",
+       "200 of 185 GiB: the recipe runs PyTorch expandable segments (PYTORCH_CUDA_ALLOC_CONF), "
+       "which the 15% allocator reserve (22 GiB) does not model"},
+      {"dgxc_llama31_405b_bf16_576gpu",
+       "83 of 80 GiB: the dgxc NeMo config (recompute, gradient dtype) was not found; with fp32 "
+       "gradients the buffer alone is 22 GiB"},
+      {"dgxc_nemotron4_340b_fp8_128gpu",
+       "92 of 80 GiB: the dgxc NeMo config (gradient dtype, recompute) was not found; NeMo's fp8 "
+       "performance scripts reduce gradients in bf16, which would leave 81 GiB"},
+      {"torchtitan_8b_8gpu_fsdp_compile_float8",
+       "85 of 80 GiB against 76.8 GiB measured: torch.compile's fused kernels keep fewer "
+       "intermediates than the eager op-level checkpointing modelled"},
+      {"torchtitan_8b_8gpu_cp1_32k",
+       "measured 83.9 GiB on the source's 96 GB H100s: more than the 80 GB dgx-h100 it is "
+       "mapped to holds"},
+      {"torchtitan_8b_8gpu_cp4_128k",
+       "measured 84.0 GiB on the source's 96 GB H100s: more than the 80 GB dgx-h100 it is "
+       "mapped to holds"},
+      {"deepseek_v3_2048gpu",
+       "144 of 80 GiB: DeepSeek's own framework caches activations in fp8 and keeps MLA, which "
+       "this job encodes as plain attention over all-MoE layers (report Sec 3.3)"},
+  };
+  return allowed;
+}
+
+// Every published plan ran, so a prediction that it does not fit is a memory-model error or
+// a setting the source left out of the job (recomputation, offloading, gradient dtype), and
+// it hides feasible plans from the planner.
+TEST(ValidatePublished, EveryPublishedRunFits) {
+  const auto v = validate_json();
+  const auto& allowed = runs_allowed_not_to_fit();
+  std::set<std::string> seen;
+  for (const auto& run : v["runs"]) {
+    if (!run.contains("fits")) continue;  // set aside: nothing predicted
+    const auto id = run["id"].get<std::string>();
+    seen.insert(id);
+    const bool excepted = allowed.count(id) > 0;
+    if (!excepted) {
+      EXPECT_TRUE(run["fits"].get<bool>())
+          << id << " ran but is predicted not to fit: " << run["predicted_memory_gib"] << " GiB";
+    } else {
+      // An exception that fits now is stale: remove it.
+      EXPECT_FALSE(run["fits"].get<bool>()) << id << " fits now; drop it from the exceptions";
+    }
+  }
+  for (const auto& [id, reason] : allowed) {
+    EXPECT_TRUE(seen.count(id) > 0) << "exception " << id << " (" << reason << ") is no run";
+  }
 }
 
 // validate --planner --json over the public runs with these ids, in a file of its own.
