@@ -124,6 +124,9 @@ std::map<std::string, Job> variant_jobs() {
   jobs["zero0"] = llama(R"({"tp": 4, "zero_stage": 0})");
   jobs["recompute-full"] = llama(R"({"tp": 2, "pp": 2, "recompute": "full"})");
   jobs["recompute-selective"] = llama(R"({"tp": 2, "recompute": "selective"})");
+  jobs["recompute-modules"] =
+      llama(R"({"tp": 2, "recompute": "selective", "recompute_modules": ["core_attn", "mlp"]})");
+  jobs["offload"] = llama(R"({"tp": 2, "offload_activation_layers": 8})");
   jobs["fp8"] = llama(R"({"tp": 2})", "fp8");
   jobs["fp8-zero0"] = llama(R"({"tp": 2, "zero_stage": 0})", "fp8");
   jobs["fp8-blackwell"] = job_from(

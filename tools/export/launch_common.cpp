@@ -140,6 +140,16 @@ Fp8Launch fp8_launch(const Job& job) {
 
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }
 
+std::string recompute_module_list(const ParallelPlan& plan, const std::string& separator) {
+  std::string out;
+  for (const auto& module : kRecomputeModuleNames) {
+    if (plan.recompute_modules & module.bit) {
+      out += (out.empty() ? "" : separator) + std::string(module.name);
+    }
+  }
+  return out;
+}
+
 }  // namespace launch
 
 }  // namespace parplan::tools

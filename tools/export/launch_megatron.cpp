@@ -195,10 +195,19 @@ void batch_and_precision(const Job& job, Args& a) {
   }
   if (p.recompute == Recompute::Selective) {
     a.value("--recompute-granularity", "selective");
+    // The modules the plan recomputes (Megatron-Core TransformerConfig.recompute_modules;
+    // unset: Megatron's default, the attention core).
+    if (p.recompute_modules != 0)
+      a.value("--recompute-modules", launch::recompute_module_list(p, " "));
   } else if (p.recompute == Recompute::Full) {
     a.value("--recompute-granularity", "full");
     a.value("--recompute-method", "uniform");
     a.value("--recompute-num-layers", 1);
+  }
+  // Activations of the first layers to host memory (TransformerConfig.cpu_offloading_num_layers;
+  // arguments.py turns cpu_offloading on with it).
+  if (p.offload_activation_layers > 0) {
+    a.value("--cpu-offloading-num-layers", p.offload_activation_layers);
   }
 }
 

@@ -211,11 +211,18 @@ void training(const Job& job, Yaml& y) {
     y.set("model", "recompute_granularity", "null");  // not the recipe's
   } else if (p.recompute == Recompute::Selective) {
     y.set("model", "recompute_granularity", "selective");
+    y.set("model", "recompute_modules",
+          p.recompute_modules != 0 ? "[" + launch::recompute_module_list(p, ", ") + "]" : "null");
   } else if (p.recompute == Recompute::Full) {
     y.set("model", "recompute_granularity", "full");
     y.set("model", "recompute_method", "uniform");
     y.set("model", "recompute_num_layers", 1);
   }
+  // Activation offloading (TransformerConfig cpu_offloading*), written either way so that a
+  // recipe's own setting does not survive.
+  y.set_bool("model", "cpu_offloading", p.offload_activation_layers > 0);
+  y.set("model", "cpu_offloading_num_layers", p.offload_activation_layers);
+  y.set_bool("model", "cpu_offloading_weights", false);
   y.set("train", "micro_batch_size", p.micro_batch_size);
   y.set("train", "global_batch_size", t.global_batch_size);
   y.set("dataset", "seq_length", t.seq_length);

@@ -109,6 +109,10 @@ std::string torchtitan_module_fqns(const Job& job);
 // Whether the model has no dropout (Llama-style), for the frameworks' dropout settings.
 bool trains_without_dropout(const ModelSpec& model);
 
+// The plan's recompute modules by Megatron's names (kRecomputeModuleNames), joined by
+// `separator`; empty when the plan names none.
+std::string recompute_module_list(const ParallelPlan& plan, const std::string& separator);
+
 }  // namespace launch
 
 }  // namespace parplan::tools

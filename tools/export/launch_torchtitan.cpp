@@ -216,6 +216,24 @@ std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
                          "235B-A22B, deepseek_v3 16B/236B/671B (torchtitan/models)",
                          std::nullopt, ""};
   }
+  // torchtitan's activation checkpointing is its own (none, selective op/layer, full): it has
+  // no Megatron recompute modules and no activation offloading.
+  if (p.recompute_modules != 0) {
+    ParallelPlan nearest = p;
+    nearest.recompute_modules = 0;
+    return ExportRefusal{"plan.recompute_modules", launch::recompute_module_list(p, ","),
+                         "none: torchtitan's selective checkpointing is per op or per layer",
+                         nearest, "plan.recompute_modules unset"};
+  }
+  if (p.offload_activation_layers > 0) {
+    ParallelPlan nearest = p;
+    nearest.offload_activation_layers = 0;
+    nearest.recompute = Recompute::Full;
+    return ExportRefusal{"plan.offload_activation_layers",
+                         std::to_string(p.offload_activation_layers),
+                         "0: torchtitan does not offload activations to host memory", nearest,
+                         "full activation checkpointing instead"};
+  }
   if (p.zero_stage == 1) {
     ParallelPlan nearest = p;
     nearest.zero_stage = 2;
