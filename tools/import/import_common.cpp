@@ -194,7 +194,7 @@ void note_assumptions(ImportDraft& d, const Job& job) {
   if (d.expert_tp && job.model.moe && *d.expert_tp != p.expert_tp()) {
     d.notes.push_back("plan: the launch's expert tensor-parallel size is " +
                       std::to_string(*d.expert_tp) + "; parplan models " +
-                      std::to_string(p.expert_tp()) + " (tp when ep fits in dp*cp, else 1)");
+                      std::to_string(p.expert_tp()));
   }
   const auto traits = cost::framework_traits(job.framework, job.training, p);
   // What parplan would launch for this plan (launch::fp8_launch): fp8 parameters where the
@@ -274,6 +274,14 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
     const Job even = parse_job(job, file, o.base_dir, PlanCheck::Skip);
     if (layers_per_chunk(even.model, even.plan) != d.chunk_layers) {
       job["plan"]["layers_per_stage"] = d.chunk_layers;
+    }
+  }
+  // The experts' tensor-parallel size as the plan key etp, only where it is not the one
+  // parplan's rule gives (ParallelPlan::expert_tp).
+  if (d.expert_tp) {
+    const Job rule = parse_job(job, file, o.base_dir, PlanCheck::Skip);
+    if (rule.model.moe && rule.plan.expert_tp() != *d.expert_tp) {
+      job["plan"]["etp"] = *d.expert_tp;
     }
   }
   const Job checked = parse_job(job, file, o.base_dir, PlanCheck::Enforce);  // or the error
