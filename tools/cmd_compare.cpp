@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/report/plan_sources.h"
@@ -22,12 +23,14 @@ struct CompareOptions {
   std::string out;
   bool json = false;
   std::string profile;
+  std::string calibration;
 };
 
 void run_compare(const CompareOptions& o) {
   Job job = load_job_for_comparison(o.job);
   print_job_warnings(job);
   apply_profile_option(job, o.profile);
+  const auto calibration = apply_calibration_option(job, o.calibration);
   check_report_dir(o.out);
   PlanSources sources;
   sources.plan_files = o.plans;
@@ -45,7 +48,9 @@ void run_compare(const CompareOptions& o) {
   inputs.insert(inputs.end(), o.plans.begin(), o.plans.end());
   const ReportFiles files = write_report(o.out, data, inputs);
   if (o.json) {
-    print_json(report_to_json(data));
+    Json out = report_to_json(data);
+    add_calibration_key(out, calibration);
+    print_json(out);
     return;
   }
   std::printf("compared %zu plans of %s\n", data.plans.size(), report_title(job).c_str());
@@ -54,6 +59,7 @@ void run_compare(const CompareOptions& o) {
               human_seconds(data.winner().estimate.step_time_s).c_str());
   for (const auto& sentence : data.why) std::printf("  %s\n", sentence.c_str());
   for (const auto& note : data.notes) std::printf("note: %s\n", note.c_str());
+  if (calibration) std::printf("%s\n", calibration_line(calibration).c_str());
   std::printf("wrote %s\n      %s\n      %s\n      %s\n", files.html.c_str(),
               files.markdown.c_str(), files.csv.c_str(), files.json.c_str());
 }
@@ -81,6 +87,7 @@ void register_compare(CLI::App& app) {
   cmd->add_option(
       "--profile", o->profile,
       "Measured hardware profile (parplan profile) replacing the node preset's figures");
+  add_calibration_option(cmd, o->calibration);
   cmd->callback([o] { run_compare(*o); });
 }
 

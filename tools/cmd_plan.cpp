@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/units.h"
 #include "planner/search.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
@@ -35,6 +36,7 @@ struct PlanOptions {
   int threads = 0;
   bool stats = false;
   std::string profile;
+  std::string calibration;   // --calibration CAL.json (tools/calibration_option.h)
   std::string report;        // folder for report.{html,md,csv,json}; empty: none
   std::string gpus;          // --gpus: sweep cluster sizes (tools/plan_sweep.h); empty: the job's
   double deadline_days = 0;  // --deadline-days; 0: none
@@ -121,6 +123,9 @@ void run_plan(const PlanOptions& o) {
   Job job = load_job(o.job, PlanCheck::Skip);
   print_job_warnings(job);
   apply_profile_option(job, o.profile);
+  const auto calibration = apply_calibration_option(job, o.calibration);
+  if (calibration)
+    std::fprintf(o.json ? stderr : stdout, "%s\n", calibration_line(calibration).c_str());
   if (!o.gpus.empty()) {
     run_plan_sweep(o, job);
     return;
@@ -156,6 +161,7 @@ void run_plan(const PlanOptions& o) {
                 {"threads", r.threads},
                 {"objective", o.objective}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
+    add_calibration_key(out, calibration);
     print_json(out);
     if (!o.report.empty()) write_plan_report(o, job, r);
     return;
@@ -248,6 +254,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option(
       "--profile", o->profile,
       "Measured hardware profile (parplan profile) replacing the node preset's figures");
+  add_calibration_option(cmd, o->calibration);
   cmd->add_option("--report", o->report,
                   "Also write report.{html,md,csv,json} of the top plans into this folder");
   auto* gpus = cmd->add_option(
