@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/check.h"
 #include "core/units.h"
@@ -24,6 +25,19 @@ std::string format_number(double value) {
 }
 
 using Samples = std::vector<CalibrationSample>;
+
+// The corrected Akaike information criterion of a fit of k factors to n runs with robust loss
+// `loss` (soft-L1 is sum r^2 for small r): n ln(loss/n) + 2k + 2k(k+1)/(n-k-1) (Hurvich and
+// Tsai 1989). A factor is kept only when it lowers it: the loss must fall by more than an
+// extra parameter explains by chance (about 18% for the first factor of 12 runs, 49% of 5).
+double aicc(double loss, std::size_t n, std::size_t k) {
+  const double runs = static_cast<double>(n);
+  const double factors = static_cast<double>(k);
+  const double small_sample = runs - factors - 1 > 0
+                                  ? 2 * factors * (factors + 1) / (runs - factors - 1)
+                                  : std::numeric_limits<double>::infinity();
+  return runs * std::log(std::max(loss, 1e-300) / runs) + 2 * factors + small_sample;
+}
 
 // Physical bounds of each factor: a sustained throughput between half and 1.5x the presets'
 // (clocks, kernels and software differ, but not by more); a bus bandwidth between a quarter
@@ -91,6 +105,7 @@ std::vector<double> log_time_residuals(const Samples& samples, const Calibration
 struct SetFit {
   Calibration calibration;
   double loss = 0;
+  double leave_one_out_loss = 0;  // PRESS (robust_fit.h)
 };
 
 SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Calibration& base) {
@@ -107,7 +122,7 @@ SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Ca
     return log_time_residuals(samples, with_values(base, factors, u, scale));
   };
   const RobustFitResult r = robust_fit(p);
-  return {with_values(base, factors, r.parameters, scale), r.loss};
+  return {with_values(base, factors, r.parameters, scale), r.loss, r.leave_one_out_loss};
 }
 
 // d log t_i / d u of every run at the identity (u as in to_parameter), by a difference of
@@ -228,6 +243,7 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
   const double loss0 = soft_l1_loss(log_time_residuals(samples, Calibration{}), kLogLossScale);
   Calibration current;
   double loss = loss0;
+  double press = loss0;
   Factors chosen;
   std::vector<std::vector<double>> chosen_columns;
   // Below this loss per run (residuals of about 1e-4, 0.01%) the runs are matched exactly:
@@ -235,7 +251,7 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
   constexpr double kExactLossPerRun = 1e-8;
   while (chosen.size() < budget && loss > kExactLossPerRun * static_cast<double>(samples.size())) {
     const Candidate* best = nullptr;
-    SetFit best_fit{current, loss};
+    SetFit best_fit{current, loss, press};
     for (const Candidate& c : candidates) {
       if (std::find(chosen.begin(), chosen.end(), c.factor) != chosen.end()) continue;
       const double r2 = explained_by(c.column, chosen_columns);
@@ -251,15 +267,22 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
         best = &c;
       }
     }
-    if (best == nullptr || best_fit.loss > (1.0 - kMinLossReduction) * loss) break;
+    const std::size_t n = samples.size();
+    // Kept when it lowers both the AICc and the leave-one-out loss (PRESS) of the fit.
+    if (best == nullptr ||
+        aicc(best_fit.loss, n, chosen.size() + 1) >= aicc(loss, n, chosen.size()) ||
+        best_fit.leave_one_out_loss >= press) {
+      break;
+    }
     FactorReport& report = report_of(reports, best->factor);
     report.explained_loss_fraction = loss0 > 0 ? (loss - best_fit.loss) / loss0 : 0.0;
     report.reason = "chosen: removes " + format_number(100 * (loss - best_fit.loss) / loss) +
-                    "% of the loss left";
+                    "% of the loss left, lowers the AICc and the leave-one-out loss";
     chosen.push_back(best->factor);
     chosen_columns.push_back(best->column);
     current = best_fit.calibration;
     loss = best_fit.loss;
+    press = best_fit.leave_one_out_loss;
   }
   for (FactorReport& report : reports) {
     const bool taken = std::find(chosen.begin(), chosen.end(), report.factor) != chosen.end();
@@ -267,14 +290,14 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
     report.reason = chosen.size() >= budget
                         ? "not fitted: the budget of one factor per " +
                               std::to_string(kRunsPerFactor) + " runs is spent"
-                        : "not fitted: removes less than " +
-                              format_number(100 * kMinLossReduction) + "% of the loss left";
+                        : "not fitted: does not lower both the fit's corrected Akaike "
+                          "information criterion (AICc) and its leave-one-out loss (PRESS)";
   }
   return current;
 }
 
 // The memory overhead: fitted to the runs with a memory reference when there are at least
-// kRunsPerFactor of them and it removes kMinLossReduction of their loss.
+// kRunsPerFactor of them and it lowers their fit's AICc.
 void fit_memory(const Samples& samples, const std::vector<double>& predicted_gib, bool requested,
                 Calibration& calibration, FactorReport& report) {
   std::vector<double> pred, meas;
@@ -304,9 +327,8 @@ void fit_memory(const Samples& samples, const std::vector<double>& predicted_gib
   };
   const double loss0 = soft_l1_loss(p.residuals({0.0}), kLogLossScale);
   const RobustFitResult r = robust_fit(p);
-  if (!requested && r.loss > (1.0 - kMinLossReduction) * loss0) {
-    report.reason = "not fitted: removes less than " + format_number(100 * kMinLossReduction) +
-                    "% of the memory loss";
+  if (!requested && aicc(r.loss, pred.size(), 1) >= aicc(loss0, pred.size(), 0)) {
+    report.reason = "not fitted: does not lower the memory fit's AICc";
     return;
   }
   calibration.memory_overhead_gib = r.parameters[0];

@@ -8,8 +8,10 @@
 //     effect over the runs (its column of d log t / d factor) is explained by the factors
 //     already chosen (R^2 < 0.99);
 //   - forward selection: each round fits every candidate with the factors chosen so far and
-//     keeps the one with the lowest robust loss, if it removes at least 10% of the loss
-//     left; it stops when none does or the budget is spent.
+//     keeps the one with the lowest robust loss if it lowers both the corrected Akaike
+//     information criterion, AICc = n ln(loss/n) + 2k + 2k(k+1)/(n-k-1) (Hurvich and Tsai
+//     1989), and the fit's leave-one-out loss estimated by PRESS (robust_fit.h); it stops
+//     when none does or the budget is spent.
 // The fit is robust least squares (robust_fit.h, soft-L1 with scale 0.05) on log(predicted /
 // measured) step time; memory is fitted the same way on log peak memory. Leave-one-out
 // repeats the whole procedure (selection included) without each run in turn and predicts it.
@@ -36,7 +38,6 @@ class CalibrationRefused : public std::runtime_error {
 inline constexpr int kRunsPerFactor = 3;
 inline constexpr double kMinElasticity = 0.05;
 inline constexpr double kMaxExplainedByOthers = 0.99;  // R^2
-inline constexpr double kMinLossReduction = 0.10;
 inline constexpr double kLogLossScale = 0.05;
 
 struct CalibrationSample {

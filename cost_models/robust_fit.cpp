@@ -135,6 +135,38 @@ RobustFitResult pattern_search(const RobustFitProblem& p, RobustFitResult best) 
   return best;
 }
 
+// PRESS: the leave-one-out residuals of the linearised fit at its solution (see the header).
+double leave_one_out_loss(const RobustFitProblem& p, const RobustFitResult& fit) {
+  const auto j = jacobian(p, fit.parameters, fit.residuals);
+  std::vector<std::size_t> free;
+  for (std::size_t k = 0; k < fit.parameters.size(); ++k) {
+    if (fit.parameters[k] > p.lower[k] && fit.parameters[k] < p.upper[k]) free.push_back(k);
+  }
+  const std::size_t n = free.size();
+  std::vector<double> w(fit.residuals.size());
+  std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double r = fit.residuals[i] / p.loss_scale;
+    w[i] = 1.0 / std::sqrt(1.0 + r * r);
+    for (std::size_t x = 0; x < n; ++x) {
+      for (std::size_t y = 0; y < n; ++y) a[x][y] += w[i] * j[i][free[x]] * j[i][free[y]];
+    }
+  }
+  // Below this 1 - h_ii a single run decides a parameter: its held-out residual is unbounded.
+  constexpr double kMinOneMinusLeverage = 1e-3;
+  std::vector<double> held_out;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    std::vector<double> row(n);
+    for (std::size_t x = 0; x < n; ++x) row[x] = j[i][free[x]];
+    const std::vector<double> z = n > 0 ? solve(a, row) : std::vector<double>{};
+    double h = 0;
+    for (std::size_t x = 0; x < n; ++x) h += row[x] * z[x];
+    h *= w[i];
+    held_out.push_back(fit.residuals[i] / std::max(1.0 - h, kMinOneMinusLeverage));
+  }
+  return soft_l1_loss(held_out, p.loss_scale);
+}
+
 }  // namespace
 
 double soft_l1_loss(const std::vector<double>& residuals, double scale) {
@@ -155,36 +187,36 @@ RobustFitResult robust_fit(const RobustFitProblem& p) {
   }
   best.residuals = p.residuals(best.parameters);
   best.loss = soft_l1_loss(best.residuals, p.loss_scale);
+  best.leave_one_out_loss = best.loss;
   if (p.start.empty()) return best;
   double lambda = 1e-3;
   for (int it = 0; it < p.max_iterations; ++it) {
     best.iterations = it + 1;
     const auto j = jacobian(p, best.parameters, best.residuals);
     bool improved = false;
+    bool converged = false;
     // Raise the damping until a step lowers the loss (at most a few tries per iteration).
     for (int tries = 0; tries < 8 && !improved; ++tries) {
       const std::vector<double> next = lm_step(p, best.parameters, j, best.residuals, lambda);
       const std::vector<double> r = p.residuals(next);
       const double loss = soft_l1_loss(r, p.loss_scale);
-      if (std::getenv("PARPLAN_DEBUG_FIT")) {
-        std::fprintf(stderr, "it %d try %d lambda %g loss %g -> %g u:", it, tries, lambda,
-                     best.loss, loss);
-        for (double v : next) std::fprintf(stderr, " %g", v);
-        std::fprintf(stderr, "\n");
-      }
       if (loss < best.loss) {
         const double gain = best.loss - loss;
-        best = {next, r, loss, best.iterations};
+        best.parameters = next;
+        best.residuals = r;
+        best.loss = loss;
         lambda = std::max(lambda / 3.0, 1e-9);
         improved = true;
-        if (gain <= 1e-12 * std::max(loss, 1e-12)) return pattern_search(p, best);
+        converged = gain <= 1e-12 * std::max(loss, 1e-12);
       } else {
         lambda *= 4.0;
       }
     }
-    if (!improved) break;
+    if (!improved || converged) break;
   }
-  return pattern_search(p, best);
+  best = pattern_search(p, best);
+  best.leave_one_out_loss = leave_one_out_loss(p, best);
+  return best;
 }
 
 }  // namespace parplan::cost

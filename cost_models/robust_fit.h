@@ -28,6 +28,10 @@ struct RobustFitResult {
   std::vector<double> residuals;
   double loss = 0;
   int iterations = 0;
+  // The loss of the leave-one-out residuals r_i / (1 - h_ii) of the linearised, reweighted
+  // fit (the PRESS statistic, Allen 1974; H = J (J'WJ)^-1 J'W over the parameters not held
+  // at a bound): what the fit would miss on a run it had not seen, without refitting.
+  double leave_one_out_loss = 0;
 };
 
 double soft_l1_loss(const std::vector<double>& residuals, double scale);
