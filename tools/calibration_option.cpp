@@ -50,7 +50,8 @@ std::string calibration_line(const std::optional<CalibrationFile>& file) {
   std::string types;
   for (const auto& t : file->node_types) types += (types.empty() ? "" : ", ") + t;
   std::string factors;
-  for (const auto& [name, value] : calibration_summary_json(*file)["factors"].items()) {
+  const Json summary = calibration_summary_json(*file);
+  for (const auto& [name, value] : summary["factors"].items()) {
     char text[96];
     std::snprintf(text, sizeof text, "%s %.4g", name.c_str(), value.get<double>());
     factors += (factors.empty() ? "" : ", ") + std::string(text);

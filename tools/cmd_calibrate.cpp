@@ -47,7 +47,9 @@ Json factors_json(const cost::CalibrationFit& fit) {
                   {"bounds", {f.bounds.min, f.bounds.max}},
                   {"fitted", f.fitted},
                   {"reason", f.reason}};
-    if (f.fitted) entry["explained_loss_fraction"] = f.explained_loss_fraction;
+    // Chosen factors only: requested ones are fitted together, with no share of their own.
+    if (f.reason.starts_with("chosen"))
+      entry["explained_loss_fraction"] = f.explained_loss_fraction;
     out[to_string(f.factor)] = entry;
   }
   return out;

@@ -114,6 +114,27 @@ TEST(Calibrate, WritesTheFactorsRunsAndLeaveOneOutFigures) {
   EXPECT_NE(other.err.find("dgx-a100-80gb"), std::string::npos) << other.err;
 }
 
+TEST(Calibrate, RequestedFactorChangesThePredictionAndIsNamed) {
+  const json runs = family_runs("dgxc", "dgx-h100");
+  const std::string path = write("dgxc_requested.json", runs);
+  const std::string out = testing::TempDir() + "/cal_requested.json";
+  const auto r = test::run_parplan("calibrate --runs " + path + " --out " + out +
+                                   " --factors compute_throughput_fraction");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double value = load(out)["factors"]["compute_throughput_fraction"]["value"];
+  EXPECT_NE(value, 1.0);
+  const std::string job_path = write("cal_requested_job.json", runs[0]["job"]);
+  const auto before = test::run_parplan("simulate --job " + job_path + " --json");
+  const auto after =
+      test::run_parplan("simulate --job " + job_path + " --json --calibration " + out);
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  const json a = json::parse(after.out);
+  EXPECT_NE(a["step_time_s"], json::parse(before.out)["step_time_s"]);
+  EXPECT_EQ(a["calibration"]["factors"]["compute_throughput_fraction"], value);
+  const auto text = test::run_parplan("simulate --job " + job_path + " --calibration " + out);
+  EXPECT_NE(text.out.find("compute_throughput_fraction"), std::string::npos) << text.out;
+}
+
 TEST(Calibrate, RefusesBadRunsNamingTheEntry) {
   const json runs = family_runs("dgxc", "dgx-h100");
   ASSERT_GE(runs.size(), 4u);
