@@ -46,7 +46,8 @@ std::set<std::string> rejected_ids(const std::string& file) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> ids;
   if (r.exit_code != 0) return ids;
-  for (const auto& e : json::parse(r.out)["rejected"]) ids.insert(e["id"].get<std::string>());
+  const json report = json::parse(r.out);
+  for (const auto& e : report["rejected"]) ids.insert(e["id"].get<std::string>());
   return ids;
 }
 
