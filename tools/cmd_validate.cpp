@@ -144,16 +144,16 @@ void run_executor_validation(const ValidateOptions& options) {
   const ErrorStats o = error_stats(over);
   const ErrorStats m = error_stats(memory);
   if (options.json) {
-    print_json({{"runs", list},
+    Json out = {{"runs", list},
                 {"mape", s.mape},
                 {"median_ape", s.median_ape},
                 {"within_cores", stats_json(s)},
                 {"oversubscribed", stats_json(o)},
                 {"memory", stats_json(m)},
                 {"cores", cores},
-                {"profile", options.profile},
-                {"calibration",
-                 run.calibration ? calibration_summary_json(*run.calibration) : Json(nullptr)}});
+                {"profile", options.profile}};
+    add_calibration_key(out, run.calibration);
+    print_json(out);
     return;
   }
   if (run.calibration) std::printf("%s\n", calibration_line(run.calibration).c_str());
