@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
@@ -133,6 +134,14 @@ TEST(Calibrate, RequestedFactorChangesThePredictionAndIsNamed) {
   EXPECT_EQ(a["calibration"]["factors"]["compute_throughput_fraction"], value);
   const auto text = test::run_parplan("simulate --job " + job_path + " --calibration " + out);
   EXPECT_NE(text.out.find("compute_throughput_fraction"), std::string::npos) << text.out;
+  // The compare report says so too.
+  const std::string dir = testing::TempDir() + "/cal_requested_cmp";
+  const auto cmp = test::run_parplan("compare --job " + job_path + " --top 1 --out " + dir +
+                                     " --calibration " + out);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  std::ifstream md(dir + "/report.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("Predicted with a calibration fitted to measured runs"), std::string::npos);
 }
 
 TEST(Calibrate, RefusesBadRunsNamingTheEntry) {
