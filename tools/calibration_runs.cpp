@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/check.h"
+#include "core/plural.h"
 #include "tools/published_runs.h"
 
 namespace parplan::tools {
@@ -106,8 +107,8 @@ CalibrationRuns load_calibration_runs(const std::string& path, const std::string
   }
   std::string types;
   for (const auto& [type, ids] : by_node) {
-    types += (types.empty() ? "" : "; ") + type + " (" + std::to_string(ids.size()) +
-             " runs, first " + ids.front() + ")";
+    types += (types.empty() ? "" : "; ") + type + " (" +
+             count_of(static_cast<int64_t>(ids.size()), "run") + ", first " + ids.front() + ")";
   }
   if (node.empty() && by_node.size() > 1) {
     throw InputError(
