@@ -309,4 +309,13 @@ Json job_to_json(const Job& job) {
           {"plan", parallel_plan_to_json(job.plan)}};
 }
 
+Job calibrated_job(const Job& job, const Calibration& calibration) {
+  PARPLAN_CHECK(job.calibration.is_identity(), job.file,
+                ": the job is calibrated already; a calibration applies once");
+  Job out = job;
+  out.cluster.node = calibrated_node(job.cluster.node, calibration);
+  out.calibration = calibration;
+  return out;
+}
+
 }  // namespace parplan

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/calibration.h"
 #include "core/cluster_spec.h"
 #include "core/framework.h"
 #include "core/json_input.h"
@@ -24,6 +25,9 @@ struct Job {
   TrainingSpec training;
   ParallelPlan plan;
   bool plan_given = false;
+  // Factors fitted to measured runs (`parplan calibrate`); identity unless the command was
+  // given --calibration. Its fractions are already applied to cluster.node (calibrated_job).
+  Calibration calibration;
   // Things the job allows but that are probably not meant, one line each without the
   // "warning: " prefix ("job.json: training.seq_length: 16384 is longer than ..."); the
   // commands print them on stderr (tools/cli_common.h print_job_warnings).
@@ -51,5 +55,10 @@ ClusterSpec make_cluster(const NodeSpec& node, int64_t num_nodes, int64_t num_gp
 [[noreturn]] void throw_plan_violation(const PlanViolation& violation, const std::string& file);
 
 Json job_to_json(const Job& job);
+
+// The job with `calibration` applied: its node's efficiency figures scaled (core/calibration.h
+// calibrated_node) and the additive factors carried for the step and memory models. The job
+// must not be calibrated already.
+Job calibrated_job(const Job& job, const Calibration& calibration);
 
 }  // namespace parplan

@@ -158,7 +158,8 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
     const double vocab = static_cast<double>(job.model.vocab_size) / t;
     m.logits_bytes = in.tokens * vocab * traits.logits_bytes_per_element;
   }
-  m.workspace_bytes = traits.workspace_gib * kGiB;
+  // The framework allowance, plus the calibrated overhead (core/calibration.h; + 0.0 is exact).
+  m.workspace_bytes = (traits.workspace_gib + job.calibration.memory_overhead_gib) * kGiB;
   // Reserved = in use / (1 - fragmented fraction) for the per-step tensors.
   const double per_step = m.activations_bytes + m.transient_bytes + m.logits_bytes;
   m.fragmentation_bytes =

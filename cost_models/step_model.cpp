@@ -342,13 +342,16 @@ void check_finite_estimate(const Job& job, const StepEstimate& out) {
 
 double StepBreakdown::total() const {
   return compute + recompute + tp_comm + cp_comm + ep_comm + pp_bubble + dp_comm + fsdp_comm +
-         optimizer;
+         optimizer + step_overhead;
 }
 
 std::vector<std::pair<std::string, double>> StepBreakdown::named() const {
-  return {{"compute", compute}, {"recompute", recompute}, {"tp_comm", tp_comm},
-          {"cp_comm", cp_comm}, {"ep_comm", ep_comm},     {"pipeline_bubble", pp_bubble},
-          {"dp_comm", dp_comm}, {"fsdp_comm", fsdp_comm}, {"optimizer", optimizer}};
+  std::vector<std::pair<std::string, double>> parts = {
+      {"compute", compute}, {"recompute", recompute}, {"tp_comm", tp_comm},
+      {"cp_comm", cp_comm}, {"ep_comm", ep_comm},     {"pipeline_bubble", pp_bubble},
+      {"dp_comm", dp_comm}, {"fsdp_comm", fsdp_comm}, {"optimizer", optimizer}};
+  if (step_overhead != 0) parts.emplace_back("step_overhead", step_overhead);
+  return parts;
 }
 
 LayerTimes compute_layer_times(const Job& job) {
@@ -427,6 +430,9 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   const int64_t cs = out.critical_stage;
   out.breakdown = critical_stage_breakdown(chunks[cs], out.num_micro_batches, out.step_time_s,
                                            update.exposed_s[cs], update.optimizer_s[cs]);
+  // A calibrated per-step overhead (core/calibration.h) ends every step; + 0.0 is exact.
+  out.breakdown.step_overhead = job.calibration.step_overhead_s;
+  out.step_time_s += job.calibration.step_overhead_s;
   add_throughput(job, layers, out);
   check_finite_estimate(job, out);
   return out;

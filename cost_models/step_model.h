@@ -29,6 +29,9 @@ struct StepBreakdown {
   double dp_comm = 0;    // exposed gradient reduction (and parameter all-gather)
   double fsdp_comm = 0;  // exposed ZeRO-3/FSDP parameter gathers
   double optimizer = 0;  // optimizer step
+  // Per-step framework overhead fitted to measured runs (Calibration::step_overhead_s);
+  // named only when not zero, so that uncalibrated outputs keep their keys.
+  double step_overhead = 0;
   double total() const;
   std::vector<std::pair<std::string, double>> named() const;
 };

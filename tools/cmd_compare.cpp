@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/plural.h"
 #include "planner/prediction_interval.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/memory_fit.h"
@@ -30,12 +31,14 @@ struct CompareOptions {
   double max_memory_fraction = 0;  // the search's fit, as `plan --max-memory-fraction`; 0: the
                                    // default headroom (planner/prediction_interval.h)
   bool all_variants = false;
+  std::string calibration;
 };
 
 void run_compare(const CompareOptions& o) {
   Job job = load_job_for_comparison(o.job);
   print_job_warnings(job);
   apply_profile_option(job, o.profile);
+  const auto calibration = apply_calibration_option(job, o.calibration);
   check_report_dir(o.out);
   PlanSources sources;
   sources.plan_files = o.plans;
@@ -59,7 +62,9 @@ void run_compare(const CompareOptions& o) {
   inputs.insert(inputs.end(), o.plans.begin(), o.plans.end());
   const ReportFiles files = write_report(o.out, data, inputs);
   if (o.json) {
-    print_json(report_to_json(data));
+    Json out = report_to_json(data);
+    add_calibration_key(out, calibration);
+    print_json(out);
     return;
   }
   std::printf("compared %s of %s\n",
@@ -71,6 +76,7 @@ void run_compare(const CompareOptions& o) {
   std::printf("  %s\n", memory_fit_text(data.winner().estimate.memory).c_str());
   for (const auto& sentence : data.why) std::printf("  %s\n", sentence.c_str());
   for (const auto& note : data.notes) std::printf("note: %s\n", note.c_str());
+  if (calibration) std::printf("%s\n", calibration_line(calibration).c_str());
   std::printf("wrote %s\n      %s\n      %s\n      %s\n", files.html.c_str(),
               files.markdown.c_str(), files.csv.c_str(), files.json.c_str());
 }
@@ -106,6 +112,7 @@ void register_compare(CLI::App& app) {
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--all-variants", o->all_variants,
                 "Search plans include every variant of a layout (vpp, schedule, ZeRO 0-2)");
+  add_calibration_option(cmd, o->calibration);
   cmd->callback([o] { run_compare(*o); });
 }
 

@@ -15,6 +15,7 @@
 #include "planner/plan_groups.h"
 #include "planner/prediction_interval.h"
 #include "planner/search.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
@@ -40,6 +41,7 @@ struct PlanOptions {
   int threads = 0;
   bool stats = false;
   std::string profile;
+  std::string calibration;   // --calibration CAL.json (tools/calibration_option.h)
   std::string report;        // folder for report.{html,md,csv,json}; empty: none
   std::string gpus;          // --gpus: sweep cluster sizes (tools/plan_sweep.h); empty: the job's
   double deadline_days = 0;  // --deadline-days; 0: none
@@ -131,6 +133,9 @@ void run_plan(const PlanOptions& o) {
   Job job = load_job(o.job, PlanCheck::Skip);
   print_job_warnings(job);
   apply_profile_option(job, o.profile);
+  const auto calibration = apply_calibration_option(job, o.calibration);
+  if (calibration)
+    std::fprintf(o.json ? stderr : stdout, "%s\n", calibration_line(calibration).c_str());
   if (!o.gpus.empty()) {
     run_plan_sweep(o, job);
     return;
@@ -173,6 +178,7 @@ void run_plan(const PlanOptions& o) {
                 {"max_memory_fraction", search.max_memory_fraction}};
     if (o.pareto) out["pareto"] = ranked_json(job, r.pareto);
     if (dead_end) out["no_plan"] = dead_end->json;
+    add_calibration_key(out, calibration);
     print_json(out);
     if (!o.report.empty()) write_plan_report(o, job, r);
     if (dead_end) throw QuietExit{kNoPlanFitsExit};
@@ -283,6 +289,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option(
       "--profile", o->profile,
       "Measured hardware profile (parplan profile) replacing the node preset's figures");
+  add_calibration_option(cmd, o->calibration);
   cmd->add_option("--report", o->report,
                   "Also write report.{html,md,csv,json} of the top plans into this folder");
   auto* gpus = cmd->add_option(

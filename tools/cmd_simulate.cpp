@@ -7,6 +7,7 @@
 #include "cost_models/layer_cost.h"
 #include "cost_models/step_model.h"
 #include "cost_models/step_trace.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/estimate_json.h"
@@ -22,6 +23,7 @@ struct SimulateOptions {
   bool explain = false;
   std::string trace;
   std::string profile;
+  std::string calibration;
 };
 
 // One layer's ops for one micro-batch on one GPU, with FLOPs, bytes and times.
@@ -54,6 +56,7 @@ void run_simulate(const SimulateOptions& options) {
   Job job = load_job(options.job);
   print_job_warnings(job);
   apply_profile_option(job, options.profile);
+  const auto calibration = apply_calibration_option(job, options.calibration);
   if (!options.trace.empty()) check_not_overwriting_inputs(options.trace, {options.job});
   cost::StepOptions step_options;
   step_options.record_pipeline_events = !options.trace.empty();
@@ -65,9 +68,12 @@ void run_simulate(const SimulateOptions& options) {
                    options.trace.c_str());
   }
   if (options.json) {
-    print_json(estimate_to_json(job, estimate));
+    Json out = estimate_to_json(job, estimate);
+    add_calibration_key(out, calibration);
+    print_json(out);
   } else {
     std::fputs(estimate_to_text(job, estimate).c_str(), stdout);
+    if (calibration) std::printf("%s\n", calibration_line(calibration).c_str());
     if (options.explain) {
       print_layer_explanation(job, false);
       if (job.model.moe) print_layer_explanation(job, true);
@@ -85,6 +91,7 @@ void register_simulate(CLI::App& app) {
   cmd->add_option(
       "--profile", options->profile,
       "Measured hardware profile (parplan profile) replacing the node preset's figures");
+  add_calibration_option(cmd, options->calibration);
   cmd->add_option("--trace", options->trace,
                   "Write the predicted step as a Chrome trace (Perfetto: ui.perfetto.dev)");
   cmd->add_flag("--explain", options->explain,

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/units.h"
 #include "planner/regret.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/error_model_writer.h"
@@ -37,7 +38,34 @@ struct ValidateOptions {
   bool no_oversubscribed = false;
   bool quick = false;
   bool strict = false;
+  std::string calibration;  // --calibration CAL.json (tools/calibration_option.h)
 };
+
+// A calibration given to validate --published: it applies to the runs on its node types.
+struct CalibrationUse {
+  std::optional<CalibrationFile> file;
+  std::size_t runs_calibrated = 0;
+  std::size_t runs = 0;
+};
+
+std::size_t calibrate_matching_runs(std::vector<PublishedRun>& runs,
+                                    const std::optional<CalibrationFile>& file) {
+  std::size_t count = 0;
+  for (auto& run : runs) {
+    if (!file || !calibration_applies(*file, run.job)) continue;
+    apply_calibration(run.job, file);
+    ++count;
+  }
+  return count;
+}
+
+// The job of a validate --run entry as predicted, its node (the profile's figures) inline, so
+// that `parplan calibrate` can predict it again.
+Json predicted_job_json(const Job& job) {
+  Json out = job_to_json(job);
+  out["cluster"]["node"] = node_spec_to_json(job.cluster.node);
+  return out;
+}
 
 Json rejected_json(const std::vector<RejectedRun>& rejected) {
   Json list = Json::array();
@@ -80,6 +108,7 @@ void run_executor_validation(const ValidateOptions& options) {
   run.max_ranks = options.ranks;
   run.oversubscribed = !options.no_oversubscribed;
   run.steps = options.steps;
+  run.calibration = load_calibration_option(options.calibration);
   const int cores = options.ranks > 0
                         ? options.ranks
                         : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
@@ -97,7 +126,9 @@ void run_executor_validation(const ValidateOptions& options) {
     (e.oversubscribed ? over : within).push_back(error);
     if (!e.oversubscribed) memory.push_back(mem_error);
     list.push_back({{"plan", parallel_plan_to_json(e.job.plan)},
+                    {"id", e.label},
                     {"label", e.label},
+                    {"job", predicted_job_json(e.predicted_job)},
                     {"ranks", e.ranks},
                     {"oversubscribed", e.oversubscribed},
                     {"predicted_step_time_s", e.predicted_step_time_s},
@@ -116,16 +147,19 @@ void run_executor_validation(const ValidateOptions& options) {
   const ErrorStats o = error_stats(over);
   const ErrorStats m = error_stats(memory);
   if (options.json) {
-    print_json({{"runs", list},
+    Json out = {{"runs", list},
                 {"mape", s.mape},
                 {"median_ape", s.median_ape},
                 {"within_cores", stats_json(s)},
                 {"oversubscribed", stats_json(o)},
                 {"memory", stats_json(m)},
                 {"cores", cores},
-                {"profile", options.profile}});
+                {"profile", options.profile}};
+    add_calibration_key(out, run.calibration);
+    print_json(out);
     return;
   }
+  if (run.calibration) std::printf("%s\n", calibration_line(run.calibration).c_str());
   std::fputs(table.render({1, 2, 3, 4, 5, 6}).c_str(), stdout);
   std::printf("\nstep time, ranks <= %d cores: n=%d median %.1f%% MAPE %.1f%% max %.1f%%\n", cores,
               s.count, 100 * s.median_ape, 100 * s.mape, 100 * s.max_ape);
@@ -252,7 +286,8 @@ void run_planner_regret(const std::vector<PublishedRun>& runs, std::vector<Rejec
 
 // Predicted vs reference step time (and memory where known) of every published run.
 void run_published_validation(const std::vector<PublishedRun>& runs,
-                              std::vector<RejectedRun> rejected, const ValidateOptions& options) {
+                              std::vector<RejectedRun> rejected, const ValidateOptions& options,
+                              const CalibrationUse& calibration) {
   const auto results = predict_runs(runs, rejected);
   std::vector<double> all, core, memory;
   // Every published plan ran, so a prediction that it does not fit is a memory-model error
@@ -294,7 +329,7 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
   const ErrorStats core_stats = error_stats(core);
   const ErrorStats memory_stats = error_stats(memory);
   if (options.json) {
-    print_json({{"runs", list},
+    Json out = {{"runs", list},
                 {"mape", all_stats.mape},
                 {"median_ape", all_stats.median_ape},
                 {"p90_ape", all_stats.p90_ape},
@@ -302,7 +337,12 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
                 {"core", stats_json(core_stats)},
                 {"memory", stats_json(memory_stats)},
                 {"published_plans_not_fitting", not_fitting.size()},
-                {"rejected", rejected_json(rejected)}});
+                {"rejected", rejected_json(rejected)}};
+    if (calibration.file) {
+      out["calibration"] = calibration_summary_json(*calibration.file);
+      out["calibration"]["runs_calibrated"] = calibration.runs_calibrated;
+    }
+    print_json(out);
     report_rejected(rejected, results.size(), options);
     return;
   }
@@ -329,6 +369,11 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
   if (!rejected.empty()) {
     std::printf("entries left out (errors on stderr): %zu\n", rejected.size());
   }
+  if (calibration.file) {
+    std::printf("%s; applied to %zu of %zu runs (those on its node type)\n",
+                calibration_line(calibration.file).c_str(), calibration.runs_calibrated,
+                calibration.runs);
+  }
   std::fflush(stdout);
   report_rejected(rejected, results.size(), options);
 }
@@ -345,7 +390,9 @@ void run_validate(const ValidateOptions& options) {
   if (options.published.empty()) {
     throw Error("validate needs --published FILE (e.g. tests/data/published_runs.json)");
   }
-  const PublishedRuns loaded = load_published_runs(options.published);
+  PublishedRuns loaded = load_published_runs(options.published);
+  const auto calibration = load_calibration_option(options.calibration);
+  const std::size_t calibrated = calibrate_matching_runs(loaded.runs, calibration);
   for (const auto& run : loaded.runs) {
     if (run.ignored_keys.empty()) continue;
     std::string keys;
@@ -356,7 +403,8 @@ void run_validate(const ValidateOptions& options) {
   if (options.planner) {
     run_planner_regret(loaded.runs, loaded.rejected, options);
   } else {
-    run_published_validation(loaded.runs, loaded.rejected, options);
+    run_published_validation(loaded.runs, loaded.rejected, options,
+                             {calibration, calibrated, loaded.runs.size()});
   }
 }
 
@@ -385,6 +433,7 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--ranks", options->ranks, "Cores to use for --run (default: all)");
   cmd->add_option("--steps", options->steps, "Steps per executor run (default 4)")
       ->check(CLI::Range(2, 100));
+  add_calibration_option(cmd, options->calibration);
   cmd->add_flag("--quick", options->quick, "With --run: three plans only (a smoke run)");
   cmd->add_flag("--no-oversubscribed", options->no_oversubscribed,
                 "Skip the plans with more ranks than cores");

@@ -18,5 +18,6 @@ void register_export(CLI::App& app);
 void register_import(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_run(CLI::App& app);
+void register_calibrate(CLI::App& app);
 
 }  // namespace parplan::tools

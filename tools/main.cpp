@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   parplan::tools::register_models(app);
   parplan::tools::register_nodes(app);
   parplan::tools::register_validate(app);
+  parplan::tools::register_calibrate(app);
   parplan::tools::register_run(app);
   parplan::tools::register_compare(app);
   parplan::tools::register_export(app);

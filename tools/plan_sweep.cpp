@@ -178,6 +178,14 @@ Json sweep_to_json(const Job& job, const SweepResult& sweep, std::optional<doubl
     out["deadline_days"] = *deadline_days;
     out["chosen"] = sweep.chosen ? Json(sweep.rows[*sweep.chosen].num_gpus) : Json(nullptr);
   }
+  if (!job.calibration.is_identity()) {  // predicted with `--calibration` (core/calibration.h)
+    Json factors = Json::object();
+    for (const CalibrationFactor f : all_calibration_factors()) {
+      const double value = factor_value(job.calibration, f);
+      if (value != identity_value(f)) factors[to_string(f)] = value;
+    }
+    out["calibration"] = {{"factors", factors}};
+  }
   return out;
 }
 

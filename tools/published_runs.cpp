@@ -9,10 +9,8 @@
 
 namespace parplan::tools {
 
-namespace {
-
-PublishedRun parse_run(const Json& entry, std::size_t index, const std::string& path,
-                       const std::string& where, const std::string& base) {
+PublishedRun parse_published_run(const Json& entry, std::size_t index, const std::string& path,
+                                 const std::string& where, const std::string& base) {
   JsonReader in(entry, path, where);
   PublishedRun run;
   run.index = index;
@@ -36,6 +34,8 @@ PublishedRun parse_run(const Json& entry, std::size_t index, const std::string& 
   return run;
 }
 
+namespace {
+
 // The entry's id when it has a readable one, else its position.
 std::string id_of(const Json& entry, const std::string& where) {
   if (entry.is_object() && entry.contains("id") && entry["id"].is_string()) {
@@ -56,7 +56,7 @@ PublishedRuns load_published_runs(const std::string& path) {
   for (std::size_t i = 0; i < root.size(); ++i) {
     const std::string where = "[" + std::to_string(i) + "]";
     try {
-      out.runs.push_back(parse_run(root[i], i, path, where, base));
+      out.runs.push_back(parse_published_run(root[i], i, path, where, base));
     } catch (const Error& e) {
       out.rejected.push_back({i, id_of(root[i], where), e.what()});
     }

@@ -56,6 +56,11 @@ struct ErrorStats {
   double max_ape = 0;
 };
 
+// One entry of a published-runs file (`where` is its position, "[3]"; `base` the folder that
+// relative paths resolve against). Throws the entry's first error.
+PublishedRun parse_published_run(const Json& entry, std::size_t index, const std::string& path,
+                                 const std::string& where, const std::string& base);
+
 // Throws for a file that is missing or not a JSON array; rejects single bad entries.
 PublishedRuns load_published_runs(const std::string& path);
 // Runs whose prediction fails (a plan the model cannot place) move to `rejected`.

@@ -15,6 +15,7 @@
 #include "core/plural.h"
 #include "core/units.h"
 #include "cost_models/step_model.h"
+#include "tools/calibration_option.h"
 
 namespace parplan::tools {
 
@@ -139,6 +140,8 @@ void run_and_predict(std::vector<RunValidationEntry>& entries, const RunValidati
     job.cluster = apply_profile(job.cluster, profile);
     if (e.ranks > cores)
       job.cluster = time_shared(job.cluster, static_cast<double>(cores) / e.ranks);
+    e.predicted_job = job;  // uncalibrated: what `parplan calibrate` fits to
+    apply_calibration(job, options.calibration);
     const cost::StepEstimate estimate = cost::estimate_step(job);
     e.predicted_step_time_s = estimate.step_time_s;
     e.predicted_memory_gib = estimate.memory.peak_bytes / kGiB;

@@ -6,9 +6,11 @@
 // Tested in tests/tools/validate_run_test.cpp (label mpi).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/calibration.h"
 #include "core/job.h"
 #include "core/json_input.h"
 
@@ -22,11 +24,13 @@ struct RunValidationOptions {
   bool quick = false;  // three plans (1 rank, dp2, pp2): a smoke run for tests
   double comm_timeout_s = 120;
   std::string mpirun = "mpirun";
+  std::optional<CalibrationFile> calibration;  // applied to every prediction (--calibration)
 };
 
 struct RunValidationEntry {
   std::string label;
   Job job;
+  Job predicted_job;  // the job as predicted: the profile's node (time-shared), uncalibrated
   int ranks = 1;
   bool oversubscribed = false;
   double predicted_step_time_s = 0;

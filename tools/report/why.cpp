@@ -106,6 +106,20 @@ std::vector<std::string> explain_winner(const ReportData& data) {
 
 std::vector<std::string> report_notes(const ReportData& data) {
   std::vector<std::string> notes;
+  // A calibrated job (parplan --calibration, core/calibration.h) says so in every report.
+  const Calibration& calibration = data.base_job.calibration;
+  if (!calibration.is_identity()) {
+    std::string factors;
+    for (const CalibrationFactor f : all_calibration_factors()) {
+      if (factor_value(calibration, f) == identity_value(f)) continue;
+      char text[96];
+      std::snprintf(text, sizeof text, "%s%s %.4g", factors.empty() ? "" : ", ", to_string(f),
+                    factor_value(calibration, f));
+      factors += text;
+    }
+    notes.push_back("Predicted with a calibration fitted to measured runs on " +
+                    data.base_job.cluster.node.name + ": " + factors + ".");
+  }
   std::string unfit;
   int unfit_count = 0;
   for (std::size_t i : data.by_rank) {

@@ -1,0 +1,208 @@
+// Calibration (core/calibration.h) and its fit (cost_models/calibration_fit.h): the identity
+// changes nothing, the factors act where they should, synthetic runs generated from known
+// factors give those factors back within 2%, and the overfitting guard refuses what the runs
+// cannot support.
+#include "cost_models/calibration_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/check.h"
+#include "cost_models/step_model.h"
+
+namespace parplan::cost {
+namespace {
+
+Job job_from(const std::string& model, int nodes, int batch, const std::string& plan) {
+  const std::string text =
+      R"({"model": ")" + model + R"(", "cluster": {"node": "dgx-h100", "num_nodes": )" +
+      std::to_string(nodes) + R"(}, "training": {"global_batch_size": )" + std::to_string(batch) +
+      R"(, "seq_length": 4096}, "plan": )" + plan + "}";
+  return parse_job(parse_json(text, "job.json"), "job.json", "");
+}
+
+// Twelve runs of two models on 1 to 8 nodes under tp, pp and dp; the multi-node ones with
+// few micro-batches, so that the gradient reduction across nodes shows in the step.
+std::vector<CalibrationSample> runs() {
+  struct Spec {
+    const char* model;
+    int nodes;
+    int batch;
+    const char* plan;
+  };
+  const std::vector<Spec> specs = {
+      {"llama2-7b", 1, 512, R"({"tp": 1, "pp": 1, "dp": 8, "micro_batch_size": 1})"},
+      {"llama2-7b", 1, 256, R"({"tp": 2, "pp": 1, "dp": 4, "micro_batch_size": 2})"},
+      {"llama2-7b", 1, 64, R"({"tp": 4, "pp": 2, "dp": 1, "micro_batch_size": 1})"},
+      {"llama2-7b", 2, 4, R"({"tp": 8, "pp": 1, "dp": 2, "micro_batch_size": 2})"},
+      {"llama2-7b", 4, 32, R"({"tp": 2, "pp": 1, "dp": 16, "micro_batch_size": 2})"},
+      {"llama2-7b", 4, 32, R"({"tp": 4, "pp": 2, "dp": 4, "micro_batch_size": 1})"},
+      {"llama2-7b", 8, 64, R"({"tp": 1, "pp": 1, "dp": 64, "micro_batch_size": 1})"},
+      {"llama2-7b", 2, 256, R"({"tp": 2, "pp": 2, "dp": 4, "micro_batch_size": 1})"},
+      {"llama2-13b", 1, 128, R"({"tp": 8, "pp": 1, "dp": 1, "micro_batch_size": 1})"},
+      {"llama2-13b", 4, 8, R"({"tp": 4, "pp": 1, "dp": 8, "micro_batch_size": 1})"},
+      {"llama2-13b", 8, 64, R"({"tp": 8, "pp": 2, "dp": 4, "micro_batch_size": 1})"},
+      {"llama2-13b", 2, 16, R"({"tp": 2, "pp": 1, "dp": 8, "micro_batch_size": 2})"},
+  };
+  std::vector<CalibrationSample> out;
+  for (const auto& s : specs) {
+    CalibrationSample sample;
+    sample.id = std::string(s.model) + "_" + std::to_string(out.size());
+    sample.job = job_from(s.model, s.nodes, s.batch, s.plan);
+    out.push_back(sample);
+  }
+  return out;
+}
+
+// The runs as measured on a cluster whose true factors are `truth`.
+std::vector<CalibrationSample> measured_with(const Calibration& truth) {
+  auto samples = runs();
+  for (auto& s : samples) {
+    const CalibratedPrediction p = predict_calibrated(s, truth);
+    s.measured_step_time_s = p.step_time_s;
+    s.measured_memory_gib = p.memory_gib;
+  }
+  return samples;
+}
+
+TEST(Calibration, IdentityLeavesEveryFigureAndResultUnchanged) {
+  const Job job = runs()[4].job;
+  const Job same = calibrated_job(job, Calibration{});
+  EXPECT_TRUE(Calibration{}.is_identity());
+  EXPECT_EQ(node_spec_to_json(same.cluster.node), node_spec_to_json(job.cluster.node));
+  const StepEstimate a = estimate_step(job);
+  const StepEstimate b = estimate_step(same);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);  // bit for bit
+  EXPECT_EQ(a.memory.peak_bytes, b.memory.peak_bytes);
+  EXPECT_EQ(a.breakdown.named().size(), b.breakdown.named().size());
+}
+
+TEST(Calibration, FactorsActWhereThePhysicsIs) {
+  const Job job = runs()[4].job;  // 4 nodes, tp2 dp16: compute, tp inside, dp across nodes
+  Calibration c;
+  c.compute_throughput_fraction = 0.8;
+  c.intra_node_busbw_fraction = 0.5;
+  c.inter_node_busbw_fraction = 0.5;
+  c.step_overhead_s = 0.25;
+  c.memory_overhead_gib = 2.0;
+  const Job cal = calibrated_job(job, c);
+  EXPECT_DOUBLE_EQ(cal.cluster.node.gpu.sustained_clock_fraction,
+                   0.8 * job.cluster.node.gpu.sustained_clock_fraction);
+  EXPECT_DOUBLE_EQ(cal.cluster.node.intra.busbw_efficiency,
+                   0.5 * job.cluster.node.intra.busbw_efficiency);
+  EXPECT_DOUBLE_EQ(cal.cluster.node.inter.nic_busbw_efficiency,
+                   0.5 * job.cluster.node.inter.nic_busbw_efficiency);
+  const StepEstimate before = estimate_step(job);
+  const StepEstimate after = estimate_step(cal);
+  EXPECT_GT(after.breakdown.compute, before.breakdown.compute / 0.8 * 0.9);
+  EXPECT_GE(after.breakdown.tp_comm, before.breakdown.tp_comm);
+  EXPECT_DOUBLE_EQ(after.breakdown.step_overhead, 0.25);
+  EXPECT_NEAR(after.breakdown.total(), after.step_time_s, 1e-9 * after.step_time_s);
+  EXPECT_NEAR(after.memory.peak_bytes - before.memory.peak_bytes, 2.0 * 1024 * 1024 * 1024, 1.0);
+  EXPECT_THROW(calibrated_job(cal, c), Error);  // a calibration applies once
+}
+
+TEST(CalibrationFit, RecoversKnownFactorsWithin2Percent) {
+  Calibration truth;
+  truth.compute_throughput_fraction = 0.86;
+  truth.inter_node_busbw_fraction = 0.55;
+  truth.step_overhead_s = 0.08;
+  truth.memory_overhead_gib = 3.0;
+  const auto samples = measured_with(truth);
+  const CalibrationFit fit = fit_calibration(samples);
+  for (const CalibrationFactor f : all_calibration_factors()) {
+    const double want = factor_value(truth, f);
+    const double got = factor_value(fit.calibration, f);
+    if (want == identity_value(f)) {
+      EXPECT_EQ(got, identity_value(f))
+          << to_string(f) << " was fitted: " << fit.factors[static_cast<int>(f)].reason;
+    } else {
+      EXPECT_NEAR(got, want, 0.02 * std::fabs(want))
+          << to_string(f) << ": " << fit.factors[static_cast<int>(f)].reason << " (elasticity "
+          << fit.factors[static_cast<int>(f)].max_elasticity << ")";
+    }
+  }
+  for (double e : fit.errors_after) EXPECT_LT(std::fabs(e), 0.002);
+}
+
+TEST(CalibrationFit, RecoversRequestedFactorsWithin2Percent) {
+  Calibration truth;
+  truth.compute_throughput_fraction = 1.12;
+  truth.intra_node_busbw_fraction = 0.7;
+  const auto samples = measured_with(truth);
+  CalibrationFitOptions options;
+  options.requested = {CalibrationFactor::Compute, CalibrationFactor::IntraNode};
+  const CalibrationFit fit = fit_calibration(samples, options);
+  EXPECT_NEAR(fit.calibration.compute_throughput_fraction, 1.12, 0.02 * 1.12);
+  EXPECT_NEAR(fit.calibration.intra_node_busbw_fraction, 0.7, 0.02 * 0.7);
+  EXPECT_EQ(fit.calibration.step_overhead_s, 0.0);
+}
+
+TEST(CalibrationFit, RefusesWhatTheRunsCannotSupport) {
+  Calibration truth;
+  truth.compute_throughput_fraction = 0.9;
+  auto samples = measured_with(truth);
+  // Fewer than three runs.
+  EXPECT_THROW(fit_calibration({samples[0], samples[1]}), CalibrationRefused);
+  // Single-node runs do not exercise the network across nodes.
+  std::vector<CalibrationSample> one_node;
+  for (const auto& s : samples) {
+    if (s.job.cluster.num_nodes == 1) one_node.push_back(s);
+  }
+  ASSERT_GE(one_node.size(), 3u);
+  CalibrationFitOptions inter;
+  inter.requested = {CalibrationFactor::InterNode};
+  try {
+    fit_calibration(one_node, inter);
+    FAIL() << "fitted the inter-node bandwidth to single-node runs";
+  } catch (const CalibrationRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("not exercised"), std::string::npos) << e.what();
+  }
+  // More factors than one per three runs.
+  CalibrationFitOptions two;
+  two.requested = {CalibrationFactor::Compute, CalibrationFactor::StepOverhead};
+  EXPECT_THROW(fit_calibration(one_node, two), CalibrationRefused);
+  // A memory factor without memory references.
+  for (auto& s : samples) s.measured_memory_gib.reset();
+  CalibrationFitOptions memory;
+  memory.requested = {CalibrationFactor::Memory};
+  EXPECT_THROW(fit_calibration(samples, memory), CalibrationRefused);
+}
+
+TEST(CalibrationFit, LeaveOneOutPredictsHeldOutRunsBetter) {
+  Calibration truth;
+  truth.compute_throughput_fraction = 0.8;
+  // Seven runs (each fold fits one factor to six): quick under the sanitizers too.
+  auto samples = measured_with(truth);
+  samples.resize(7);
+  const LeaveOneOut loo = leave_one_out(samples);
+  ASSERT_EQ(loo.calibrated_errors.size(), samples.size());
+  EXPECT_GT(loo.uncalibrated_mape, 0.1);
+  EXPECT_LT(loo.calibrated_mape, 0.01);
+}
+
+TEST(CalibrationFile, LoadsTheFactorsAndNamesBadKeys) {
+  const std::string path = testing::TempDir() + "/cal.json";
+  std::ofstream(path) << R"({"format": "parplan-calibration", "node_types": ["dgx-h100"],
+      "factors": {"compute_throughput_fraction": {"value": 0.9, "fitted": true},
+                  "step_overhead_s": {"value": 0.1, "fitted": true}}})";
+  const CalibrationFile file = load_calibration_file(path);
+  EXPECT_EQ(file.factors.compute_throughput_fraction, 0.9);
+  EXPECT_EQ(file.factors.step_overhead_s, 0.1);
+  EXPECT_EQ(file.node_types, std::vector<std::string>{"dgx-h100"});
+  std::ofstream(path) << R"({"format": "parplan-calibration", "node_types": ["dgx-h100"],
+      "factors": {"compute_throughput_fraction": {"value": -1}}})";
+  try {
+    load_calibration_file(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("factors.compute_throughput_fraction.value"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace parplan::cost
