@@ -156,7 +156,10 @@ TEST(Import, ExplicitSplitsAndShardingComeBack) {
                            R"({"tp": 2, "zero_stage": 1, "zero_shard_size": 2})",
                            R"({"tp": 2, "pp": 2, "recompute": "selective", "order":
                                "tp-cp-ep-pp-dp"})",
-                           R"({"tp": 1, "zero_stage": 3, "recompute": "full"})"}) {
+                           R"({"tp": 1, "zero_stage": 3, "recompute": "full"})",
+                           R"({"tp": 2, "recompute": "selective", "recompute_modules":
+                               ["core_attn", "mlp"]})",
+                           R"({"tp": 2, "offload_activation_layers": 8})"}) {
     SCOPED_TRACE(plan);
     const Job job = job_from("{" + base + plan + "}");
     for (ExportFormat format :

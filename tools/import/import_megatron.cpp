@@ -2,6 +2,7 @@
 // NVIDIA/Megatron-LM megatron/training/arguments.py at d98e8a64dd; defaults are Megatron's).
 #include <algorithm>
 #include <regex>
+#include <sstream>
 
 #include "core/check.h"
 #include "tools/import/import_job.h"
@@ -188,6 +189,15 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["sequence_parallel"] = s.has("--sequence-parallel");
   const auto granularity = s.text("--recompute-granularity");
   p["recompute"] = granularity.value_or("none");
+  if (const auto modules = s.text("--recompute-modules")) {
+    Json list = Json::array();
+    std::istringstream words(*modules);
+    for (std::string module; words >> module;) list.push_back(module);
+    p["recompute_modules"] = list;
+  }
+  if (const auto layers = s.count("--cpu-offloading-num-layers"); layers && *layers > 0) {
+    p["offload_activation_layers"] = *layers;
+  }
   // parplan's full recomputation recomputes every layer (uniform, one layer per group).
   const auto method = s.text("--recompute-method");
   const auto recomputed = s.integer("--recompute-num-layers");

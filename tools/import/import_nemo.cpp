@@ -150,6 +150,20 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   p["sequence_parallel"] = s.boolean("model.sequence_parallel").value_or(false);
   const auto granularity = s.text("model.recompute_granularity");
   p["recompute"] = granularity && *granularity != "null" ? *granularity : "none";
+  if (const LaunchSetting* modules = s.get("model.recompute_modules");
+      modules && modules->value != "null") {
+    const auto items = split_flow_list(modules->value);
+    if (!items) s.fail(*modules, modules->value, "a list of Megatron module names, [a, b]");
+    p["recompute_modules"] = *items;
+  }
+  const bool offloading = s.boolean("model.cpu_offloading").value_or(false);
+  const auto offloaded = s.count("model.cpu_offloading_num_layers");
+  if (offloading && offloaded && *offloaded > 0) p["offload_activation_layers"] = *offloaded;
+  if (s.boolean("model.cpu_offloading_weights").value_or(false)) {
+    d.notes.push_back(
+        "model.cpu_offloading_weights: the launch offloads weights too; parplan models "
+        "activation offloading only");
+  }
   const auto method = s.text("model.recompute_method");
   const auto recomputed = s.integer("model.recompute_num_layers");
   if (granularity == "full" &&

@@ -217,6 +217,13 @@ std::vector<LaunchSetting> read_megatron_arguments(std::string_view text, const 
                  !(words[i + 1].text.size() > 3 &&
                    words[i + 1].text.compare(words[i + 1].text.size() - 3, 3, ".py") == 0)) {
         value = words[++i].text;
+        // Flags of several values (argparse nargs='+'): the following words of the line.
+        if (key == "--recompute-modules") {
+          while (i + 1 < words.size() && !is_flag(words[i + 1]) && words[i + 1].line == w.line &&
+                 words[i + 1].text != ")") {
+            value += " " + words[++i].text;
+          }
+        }
       }
       out.push_back({prefix + key, value, w.line});
     }
