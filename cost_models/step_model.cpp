@@ -63,12 +63,12 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& first_
     return collectives *
            collective_cost(node, op, shard_group, params * bytes_per_param / collectives).time_s;
   };
-  fsdp.gather_s = bucketed(Collective::AllGather, layer_dense, bpv,
-                           ctx.traits.fsdp_gather_bucket_params);
+  fsdp.gather_s =
+      bucketed(Collective::AllGather, layer_dense, bpv, ctx.traits.fsdp_gather_bucket_params);
   const bool lora = ctx.training->method == TrainingMethod::Lora;
   const double layer_trainable = lora ? first_stage.adapter_params / layers : layer_dense;
-  fsdp.reduce_s = bucketed(Collective::ReduceScatter, layer_trainable,
-                           ctx.traits.grad_reduce_bytes, ctx.traits.fsdp_reduce_bucket_params);
+  fsdp.reduce_s = bucketed(Collective::ReduceScatter, layer_trainable, ctx.traits.grad_reduce_bytes,
+                           ctx.traits.fsdp_reduce_bucket_params);
   return fsdp;
 }
 
