@@ -168,8 +168,8 @@ void throw_plan_violation(const PlanViolation& v, const std::string& file) {
 // (PlannerSupport::moe_tp_needs_sp) rejects the plan at launch: so does the job.
 void check_moe_sequence_parallel(const Job& job, const std::string& file) {
   const ParallelPlan& p = job.plan;
-  if (!job.model.moe || p.tp <= 1 || p.sequence_parallel) return;
-  if (!framework_info(job.framework).planner_support.moe_tp_needs_sp) return;
+  const PlannerSupport& support = framework_info(job.framework).planner_support;
+  if (!support.rejects_moe_without_sp(p, job.model.moe.has_value())) return;
   throw InputError(
       file, "plan.sequence_parallel", "false with a MoE model and tp = " + std::to_string(p.tp),
       std::string("true (") + to_string(job.framework) +

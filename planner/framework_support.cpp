@@ -18,7 +18,7 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
   if (!s.selective_recompute && p.recompute == Recompute::Selective) return "framework-recompute";
   if (!s.activation_offload && p.offload_activation_layers > 0) return "framework-offload";
   if (!s.recompute_modules && p.recompute_modules != 0) return "framework-recompute-modules";
-  if (s.moe_tp_needs_sp && moe_model && p.tp > 1 && !p.sequence_parallel) {
+  if (s.rejects_moe_without_sp(p, moe_model)) {
     return "framework-moe-needs-sp";
   }
   return std::nullopt;

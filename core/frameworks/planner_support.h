@@ -48,6 +48,10 @@ struct PlannerSupport {
   constexpr bool allows_schedule(ScheduleKind schedule) const {
     return (schedules >> static_cast<int>(schedule)) & 1u;
   }
+  // The plan of a MoE model (when `moe_model`) breaks moe_tp_needs_sp.
+  constexpr bool rejects_moe_without_sp(const ParallelPlan& plan, bool moe_model) const {
+    return moe_tp_needs_sp && moe_model && plan.tp > 1 && !plan.sequence_parallel;
+  }
 };
 
 }  // namespace parplan
