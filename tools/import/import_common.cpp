@@ -269,18 +269,15 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
               {"cluster", cluster},
               {"training", d.training},
               {"plan", d.plan}};
-  // The explicit split only when it is not the one parplan makes by itself.
-  if (!d.chunk_layers.empty()) {
-    const Job even = parse_job(job, file, o.base_dir, PlanCheck::Skip);
-    if (layers_per_chunk(even.model, even.plan) != d.chunk_layers) {
+  // The explicit split and the experts' tensor-parallel size (plan key etp) only where they
+  // are not what parplan derives by itself (layers_per_chunk, ParallelPlan::expert_tp).
+  if (!d.chunk_layers.empty() || d.expert_tp) {
+    const Job derived = parse_job(job, file, o.base_dir, PlanCheck::Skip);
+    if (!d.chunk_layers.empty() &&
+        layers_per_chunk(derived.model, derived.plan) != d.chunk_layers) {
       job["plan"]["layers_per_stage"] = d.chunk_layers;
     }
-  }
-  // The experts' tensor-parallel size as the plan key etp, only where it is not the one
-  // parplan's rule gives (ParallelPlan::expert_tp).
-  if (d.expert_tp) {
-    const Job rule = parse_job(job, file, o.base_dir, PlanCheck::Skip);
-    if (rule.model.moe && rule.plan.expert_tp() != *d.expert_tp) {
+    if (d.expert_tp && derived.model.moe && derived.plan.expert_tp() != *d.expert_tp) {
       job["plan"]["etp"] = *d.expert_tp;
     }
   }
