@@ -33,6 +33,7 @@ struct ValidateOptions {
   int threads = 0;
   std::string profile;
   bool run = false;
+  bool reprofile = false;
   int ranks = 0;
   int steps = 4;
   bool no_oversubscribed = false;
@@ -98,13 +99,15 @@ Json stats_json(const ErrorStats& s) {
 
 // Measured (executor) vs predicted (cost model + profile) on this machine.
 void run_executor_validation(const ValidateOptions& options) {
-  if (options.profile.empty()) {
+  if (options.profile.empty() && !options.reprofile) {
     throw Error(
         "validate --run needs --profile PROFILE.json: a CPU profile of this machine "
-        "(mpirun -np 2 parplan profile --backend cpu --quick --out PROFILE.json)");
+        "(mpirun -np 2 parplan profile --backend cpu --quick --out PROFILE.json), or "
+        "--reprofile to measure one right before each plan");
   }
   RunValidationOptions run;
   run.profile = options.profile;
+  run.reprofile = options.reprofile;
   run.max_ranks = options.ranks;
   run.oversubscribed = !options.no_oversubscribed;
   run.steps = options.steps;
@@ -137,6 +140,7 @@ void run_executor_validation(const ValidateOptions& options) {
                     {"predicted_memory_gib", e.predicted_memory_gib},
                     {"reference_memory_gib", e.measured_memory_gib},
                     {"memory_error", mem_error},
+                    {"profiled_before_run", e.profiled_before_run},
                     {"measured_breakdown", e.measured.value("breakdown", Json::object())}});
     table.add_row({e.label, std::to_string(e.ranks), fixed(e.predicted_step_time_s, 4),
                    fixed(e.measured_step_time_s, 4), percent(error),
@@ -147,14 +151,15 @@ void run_executor_validation(const ValidateOptions& options) {
   const ErrorStats o = error_stats(over);
   const ErrorStats m = error_stats(memory);
   if (options.json) {
-    Json out = {{"runs", list},
-                {"mape", s.mape},
-                {"median_ape", s.median_ape},
-                {"within_cores", stats_json(s)},
-                {"oversubscribed", stats_json(o)},
-                {"memory", stats_json(m)},
-                {"cores", cores},
-                {"profile", options.profile}};
+    Json out = {
+        {"runs", list},
+        {"mape", s.mape},
+        {"median_ape", s.median_ape},
+        {"within_cores", stats_json(s)},
+        {"oversubscribed", stats_json(o)},
+        {"memory", stats_json(m)},
+        {"cores", cores},
+        {"profile", options.reprofile ? Json("measured before each run") : Json(options.profile)}};
     add_calibration_key(out, run.calibration);
     print_json(out);
     return;
@@ -430,6 +435,10 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--run", options->run,
                 "Run a set of plans with the executor here and compare with predictions");
   cmd->add_option("--profile", options->profile, "CPU profile of this machine (with --run)");
+  cmd->add_flag("--reprofile", options->reprofile,
+                "With --run: measure the profile again right before each plan (mpirun -np 2 "
+                "parplan profile --backend cpu --quick), so the machine's load moves the "
+                "prediction and the run together");
   cmd->add_option("--ranks", options->ranks, "Cores to use for --run (default: all)");
   cmd->add_option("--steps", options->steps, "Steps per executor run (default 4)")
       ->check(CLI::Range(2, 100));

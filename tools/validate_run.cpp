@@ -72,6 +72,28 @@ ClusterSpec time_shared(ClusterSpec cluster, double share) {
   return cluster;
 }
 
+// `mpirun -np 2 parplan profile --backend cpu --quick` into STEM_profile.json (two ranks, so
+// the profile holds this machine's MPI collectives too); returns the file's path.
+std::string measure_profile(const RunValidationOptions& options, const std::string& binary,
+                            const std::string& stem) {
+  const std::string out = stem + "_profile.json";
+  const std::string command = options.mpirun + " --allow-run-as-root --oversubscribe -np 2 " +
+                              binary + " profile --backend cpu --quick --out " + out + " >" + stem +
+                              "_profile.log 2>&1";
+  int exit_code = 0;
+  run_command(command, &exit_code);
+  if (exit_code != 0) {
+    std::string log;
+    try {
+      log = read_text_file(stem + "_profile.log");
+    } catch (const Error&) {
+    }
+    throw Error("validate --run --reprofile: `" + command + "` failed (exit " +
+                std::to_string(exit_code) + "): " + log.substr(0, 2000));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<RunValidationEntry> run_validation_plans(int max_ranks, bool oversubscribed,
@@ -123,10 +145,17 @@ std::vector<RunValidationEntry> run_validation_plans(int max_ranks, bool oversub
 
 void run_and_predict(std::vector<RunValidationEntry>& entries, const RunValidationOptions& options,
                      const std::function<void(const std::string&)>& progress) {
-  const HardwareProfile profile = load_hardware_profile(options.profile);
-  PARPLAN_CHECK(profile.node.gpu.vendor == "cpu", options.profile,
-                ": validate --run predicts the CPU executor; this profile is of a ",
-                profile.node.gpu.vendor, " device (run `parplan profile --backend cpu`)");
+  const auto load_cpu_profile = [](const std::string& path) {
+    HardwareProfile profile = load_hardware_profile(path);
+    PARPLAN_CHECK(profile.node.gpu.vendor == "cpu", path,
+                  ": validate --run predicts the CPU executor; this profile is of a ",
+                  profile.node.gpu.vendor, " device (run `parplan profile --backend cpu`)");
+    return profile;
+  };
+  PARPLAN_CHECK(options.reprofile || !options.profile.empty(),
+                "validate --run needs a profile (--profile PROFILE.json or --reprofile)");
+  HardwareProfile profile;
+  if (!options.profile.empty()) profile = load_cpu_profile(options.profile);
   const int cores = options.max_ranks > 0
                         ? options.max_ranks
                         : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
@@ -135,6 +164,12 @@ void run_and_predict(std::vector<RunValidationEntry>& entries, const RunValidati
                                        ("parplan-validate-run-" + std::to_string(::getpid()));
   std::filesystem::create_directories(folder);
   for (auto& e : entries) {
+    const std::string stem = (folder / ("job_" + std::to_string(&e - entries.data()))).string();
+    if (options.reprofile) {
+      if (progress) progress("profiling this machine before " + e.label);
+      profile = load_cpu_profile(measure_profile(options, binary, stem));
+      e.profiled_before_run = true;
+    }
     // Predict with the profile, time-shared when the ranks outnumber the cores.
     Job job = e.job;
     job.cluster = apply_profile(job.cluster, profile);
@@ -147,8 +182,7 @@ void run_and_predict(std::vector<RunValidationEntry>& entries, const RunValidati
     e.predicted_memory_gib = estimate.memory.peak_bytes / kGiB;
 
     // Run it.
-    const std::string job_file =
-        (folder / ("job_" + std::to_string(&e - entries.data()) + ".json")).string();
+    const std::string job_file = stem + ".json";
     write_file_atomically(job_file, job_to_json(e.job).dump(2) + "\n");
     const std::string command =
         options.mpirun + " --allow-run-as-root --oversubscribe -np " + std::to_string(e.ranks) +

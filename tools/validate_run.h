@@ -1,9 +1,11 @@
 // `parplan validate --run --profile PROFILE.json`: runs a set of plans with the executor on
 // the machine at hand (`mpirun -np N parplan run --json` per plan), predicts each with the
 // cost model and the profile of the same machine (framework "parplan"), and compares step
-// time and peak memory. Plans use at most as many ranks as cores; an oversubscribed set
-// (more ranks than cores) is reported separately and predicted as time-shared cores.
-// Tested in tests/tools/validate_run_test.cpp (label mpi).
+// time and peak memory. With reprofile, each plan's profile is measured right before its run,
+// interleaving measurements and runs so that a shared machine's load moves both together. Plans use
+// at most as many ranks as cores; an oversubscribed set (more ranks than cores) is reported
+// separately and predicted as time-shared cores. Tested in tests/tools/validate_run_test.cpp (label
+// mpi).
 #pragma once
 
 #include <optional>
@@ -17,7 +19,11 @@
 namespace parplan::tools {
 
 struct RunValidationOptions {
-  std::string profile;         // required: a CPU profile of this machine
+  std::string profile;  // a CPU profile of this machine (required unless reprofile)
+  // Measure the profile again right before each plan (`mpirun -np 2 parplan profile --backend
+  // cpu --quick`) and predict that plan with it: the profile and the run it predicts then see
+  // the same load on a shared machine (a profile taken minutes earlier saw another).
+  bool reprofile = false;
   int max_ranks = 0;           // 0: the cores of this machine (at least 2)
   bool oversubscribed = true;  // also run 4- and 8-rank plans on fewer cores
   int steps = 4;
@@ -37,7 +43,8 @@ struct RunValidationEntry {
   double measured_step_time_s = 0;
   double predicted_memory_gib = 0;
   double measured_memory_gib = 0;
-  Json measured;  // parplan run --json output
+  Json measured;                     // parplan run --json output
+  bool profiled_before_run = false;  // predicted with a profile measured right before the run
 };
 
 // The jobs of the plan set: a small GPT under dp, tp (+sp), pp and micro-batch variants.

@@ -1,7 +1,10 @@
-// `parplan validate --run`: profile this machine's CPU, run three plans with the executor
-// under mpirun and compare with the predictions. The error bound here is loose (this test
-// runs in the sanitizer build on a shared machine); the target (median <= 15% over
-// the full plan set in a Release build) is measured and reported in the notes.
+// `parplan validate --run --reprofile`: run three plans with the executor under mpirun, each
+// predicted with a CPU profile of this machine measured right before it, and compare. The
+// profile and the run are interleaved so that a shared machine's load moves both together:
+// with one profile taken before all the runs, a loaded CI machine put the runs +55% to +90%
+// off (median 82%), a test of the machine's load rather than of the model. The error bound
+// here is still loose (this test runs in the sanitizer build); the target (median
+// <= 15% over the full plan set in a Release build) is measured and reported in the notes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,18 +15,15 @@ namespace parplan {
 namespace {
 
 TEST(ValidateRun, PredictsTheExecutorWithTheMachinesProfile) {
-  const std::string profile = testing::TempDir() + "/validate_run_profile.json";
-  // Two ranks, so the profile holds this machine's MPI collectives too.
-  const auto p = test::run_parplan_mpi(2, "profile --backend cpu --quick --out " + profile);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  // validate --run starts mpirun itself; its ranks inherit this environment.
+  // validate --run starts mpirun itself (profile and runs); its ranks inherit this environment.
   const auto r = test::run_parplan_with_env(
-      test::kMpiRankAsanOptions,
-      "validate --run --quick --steps 2 --ranks 2 --profile " + profile + " --json");
+      test::kMpiRankAsanOptions, "validate --run --quick --steps 2 --ranks 2 --reprofile --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto v = nlohmann::json::parse(r.out);
   ASSERT_EQ(v["runs"].size(), 3u);
+  EXPECT_EQ(v["profile"], "measured before each run");
   for (const auto& run : v["runs"]) {
+    EXPECT_TRUE(run["profiled_before_run"].get<bool>());
     EXPECT_GT(run["predicted_step_time_s"].get<double>(), 0.0);
     EXPECT_GT(run["reference_step_time_s"].get<double>(), 0.0);
     EXPECT_GT(run["reference_memory_gib"].get<double>(), 0.0);
