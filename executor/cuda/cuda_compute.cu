@@ -133,7 +133,7 @@ class CudaCompute final : public Compute<T> {
     cuda::attention_backward(dqkv, scratch, dout, qkv, lse, s);
   }
   int64_t attention_scratch_elements(const AttentionShape& s) const override {
-    return cuda::attention_scratch_elements(s);
+    return cuda::attention_scratch_elements<T>(s);
   }
   void embedding_forward(T* out, const int32_t* tokens, const T* wte, int64_t vocab_start,
                          int64_t vocab_local, int64_t rows, int64_t width) override {

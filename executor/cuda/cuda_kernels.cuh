@@ -83,6 +83,8 @@ void attention_forward(T* out, T* lse, const T* qkv, const AttentionShape& shape
 template <typename T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* lse,
                         const AttentionShape& shape);
+// scratch of the backward: B * heads * T (tiled) or 2 * B * heads * T^2 (fallback) elements.
+template <typename T>
 int64_t attention_scratch_elements(const AttentionShape& shape);
 
 }  // namespace parplan::executor::cuda
