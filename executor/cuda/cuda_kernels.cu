@@ -1,7 +1,14 @@
 // The executor's CUDA kernels other than attention: elementwise ops, norms (one block per
-// row), embeddings, vocabulary-parallel cross-entropy and AdamW. Weight-gradient reductions
-// over rows use one thread per column looping over the rows, so results are deterministic
-// (no atomics). Formulas are the CPU reference's (executor/cpu/cpu_ops.cpp, op_math.h).
+// row), embeddings, vocabulary-parallel cross-entropy and AdamW. Every reduction has a fixed
+// order, so results are deterministic (no floating-point atomics):
+//   - norm weight/bias gradients: two stages, blocks over (32 columns, chunk of >= 128 rows)
+//     writing per-chunk column sums, then one thread per column adding the chunks in order;
+//   - token embedding backward: a stable radix sort (cub) of (local token id, row) pairs, then
+//     one block per (run of equal ids, 128 columns) summing that token's rows in row order;
+//   - position backward: one thread per (position, column) looping over the batch;
+//   - gradient norm (sum_squares_many): per-block partials of all ranges in one device buffer,
+//     one copy to the host per call.
+// Formulas are the CPU reference's (executor/cpu/cpu_ops.cpp, op_math.h).
 #include <climits>
 #include <cub/device/device_radix_sort.cuh>
 #include <vector>
@@ -88,22 +95,22 @@ __global__ void layernorm_backward_input_kernel(T* dinp, const T* dout, const T*
 // result is deterministic.
 constexpr int kColTile = 32;
 constexpr int kRowLanes = 8;
-constexpr int64_t kRowsPerChunk = 128;
+constexpr int64_t kRowsPerChunk = 128;  // at least; more when rows / 128 exceeds grid.y
 
 template <typename T>
 __global__ void norm_weight_partial_kernel(T* partial, const T* dout, const T* inp, const T* mean,
                                            const T* rstd, int64_t rows, int64_t width,
-                                           int64_t chunks, bool with_bias) {
+                                           int64_t chunk_rows, int64_t chunks, bool with_bias) {
   __shared__ T dw_lanes[kRowLanes][kColTile];
   __shared__ T db_lanes[kRowLanes][kColTile];
   const int lane_col = threadIdx.x % kColTile;
   const int lane_row = threadIdx.x / kColTile;
   const int64_t col = blockIdx.x * int64_t{kColTile} + lane_col;
   const int64_t chunk = blockIdx.y;
-  const int64_t row_end = std::min(rows, (chunk + 1) * kRowsPerChunk);
+  const int64_t row_end = std::min(rows, (chunk + 1) * chunk_rows);
   T dw = 0, db = 0;
   if (col < width) {
-    for (int64_t r = chunk * kRowsPerChunk + lane_row; r < row_end; r += kRowLanes) {
+    for (int64_t r = chunk * chunk_rows + lane_row; r < row_end; r += kRowLanes) {
       const T dy = dout[r * width + col];
       const T centred = mean != nullptr ? inp[r * width + col] - mean[r] : inp[r * width + col];
       dw += centred * rstd[r] * dy;
@@ -317,15 +324,18 @@ __global__ void adamw_kernel(T* param, const T* grad, T* m, T* v, int64_t n, T l
 template <typename T>
 void norm_weight_gradients(T* dweight, T* dbias, const T* dout, const T* inp, const T* mean,
                            const T* rstd, int64_t rows, int64_t width) {
-  const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  if (width == 0) return;
+  constexpr int64_t kMaxChunks = 65535;  // grid.y
+  const int64_t chunk_rows = std::max(kRowsPerChunk, (rows + kMaxChunks - 1) / kMaxChunks);
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
   const int64_t copies = dbias != nullptr ? 2 : 1;
   T* partial = nullptr;
   PARPLAN_CUDA_CHECK(
       cudaMallocAsync(&partial, static_cast<std::size_t>(copies * chunks * width) * sizeof(T), 0));
   const dim3 grid(static_cast<unsigned>((width + kColTile - 1) / kColTile),
                   static_cast<unsigned>(chunks));
-  norm_weight_partial_kernel<<<grid, kColTile * kRowLanes>>>(partial, dout, inp, mean, rstd, rows,
-                                                             width, chunks, dbias != nullptr);
+  norm_weight_partial_kernel<<<grid, kColTile * kRowLanes>>>(
+      partial, dout, inp, mean, rstd, rows, width, chunk_rows, chunks, dbias != nullptr);
   PARPLAN_CUDA_LAUNCHED();
   norm_weight_finish_kernel<<<blocks_for(width), kThreads>>>(dweight, dbias, partial, width,
                                                              chunks);
