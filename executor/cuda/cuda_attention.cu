@@ -3,9 +3,10 @@
 // executor/cpu/cpu_attention.cpp.
 //
 // Tiled path (head_dim <= 128, tiles fit the device's shared memory): FlashAttention-2
-// (Dao 2023). Tiles of kTile = 32 query rows and 32 key rows; blocks of 8 warps, each warp
-// owning 4 rows (or keys) of its block's tile, lanes over the 32 keys (or queries) of the
-// other tile for the scores and over head_dim for the products with V, K, Q or dO.
+// (Dao 2023, arXiv 2307.08691, Algorithms 1 and 2). Tiles of kTile = 32 query rows and 32 key rows;
+// blocks of 8 warps, each warp owning 4 rows (or keys) of its block's tile, lanes over the 32 keys
+// (or queries) of the other tile for the scores and over head_dim for the products with V, K, Q or
+// dO.
 //   - forward (Algorithm 1): block (query tile, head, batch) streams the key tiles up to the
 //     diagonal through shared memory with an online softmax (running max m, sum l, output
 //     rescaled by exp(m_old - m_new)); writes out and lse = m + log(l) only.
