@@ -67,6 +67,14 @@ class Compute {
   virtual void add(T* out, const T* a, const T* b, int64_t n) = 0;  // out = a + b
   virtual void accumulate(T* out, const T* in, int64_t n) = 0;      // out += in
   virtual double sum_squares(const T* data, int64_t n) = 0;         // sum of x^2, in fp64
+  // The sum of squares over count ranges (data[t], n[t]): by default sum_squares of each range
+  // added in range order (the CPU's value, bit for bit); CUDA overrides it to accumulate all
+  // ranges on the device and synchronise once (the gradient norm: one call per step).
+  virtual double sum_squares_many(const T* const* data, const int64_t* n, int64_t count) {
+    double sum = 0;
+    for (int64_t t = 0; t < count; ++t) sum += sum_squares(data[t], n[t]);
+    return sum;
+  }
 
   // ---- normalisation over rows of width C ----
   virtual void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight,

@@ -1,6 +1,7 @@
 #include "executor/trainer.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/check.h"
 
@@ -147,16 +148,22 @@ double Trainer<T>::local_grad_norm_sq() {
   const int64_t lo = shard_begin_;
   const int64_t hi = shard_begin_ + shard_size_;
   const bool tied_copy_here = layout_.tied_size > 0 && groups_.pp_rank != 0;
-  double sum = 0;
+  // All the ranges in one call: the CUDA backend then synchronises once per step, not once
+  // per tensor; the CPU backend adds the per-range sums in this order, as before.
+  std::vector<const T*> data;
+  std::vector<int64_t> sizes;
   for (const ParamTensor& t : layout_.tensors) {
     if (t.tp_replicated && groups_.tp_rank != 0) continue;
     if (t.kv_replicated && groups_.tp_rank % layout_.dims.kv_replicas() != 0) continue;
     if (tied_copy_here && t.offset == layout_.tied_offset) continue;
     const int64_t begin = std::max(lo, t.offset);
     const int64_t end = std::min(hi, t.offset + t.numel());
-    if (begin < end) sum += compute_.sum_squares(grads_.data() + begin, end - begin);
+    if (begin < end) {
+      data.push_back(grads_.data() + begin);
+      sizes.push_back(end - begin);
+    }
   }
-  return sum;
+  return compute_.sum_squares_many(data.data(), sizes.data(), static_cast<int64_t>(data.size()));
 }
 
 template <typename T>

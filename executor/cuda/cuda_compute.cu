@@ -94,6 +94,9 @@ class CudaCompute final : public Compute<T> {
   void add(T* out, const T* a, const T* b, int64_t n) override { cuda::add(out, a, b, n); }
   void accumulate(T* out, const T* in, int64_t n) override { cuda::accumulate(out, in, n); }
   double sum_squares(const T* data, int64_t n) override { return cuda::sum_squares(data, n); }
+  double sum_squares_many(const T* const* data, const int64_t* n, int64_t count) override {
+    return cuda::sum_squares_many(data, n, count);
+  }
 
   void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b,
                          int64_t rows, int64_t width) override {
@@ -130,7 +133,7 @@ class CudaCompute final : public Compute<T> {
     cuda::attention_backward(dqkv, scratch, dout, qkv, lse, s);
   }
   int64_t attention_scratch_elements(const AttentionShape& s) const override {
-    return cuda::attention_scratch_elements(s);
+    return cuda::attention_scratch_elements<T>(s);
   }
   void embedding_forward(T* out, const int32_t* tokens, const T* wte, int64_t vocab_start,
                          int64_t vocab_local, int64_t rows, int64_t width) override {

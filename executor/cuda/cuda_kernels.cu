@@ -1,7 +1,16 @@
 // The executor's CUDA kernels other than attention: elementwise ops, norms (one block per
-// row), embeddings, vocabulary-parallel cross-entropy and AdamW. Weight-gradient reductions
-// over rows use one thread per column looping over the rows, so results are deterministic
-// (no atomics). Formulas are the CPU reference's (executor/cpu/cpu_ops.cpp, op_math.h).
+// row), embeddings, vocabulary-parallel cross-entropy and AdamW. Every reduction has a fixed
+// order, so results are deterministic (no floating-point atomics):
+//   - norm weight/bias gradients: two stages, blocks over (32 columns, chunk of >= 128 rows)
+//     writing per-chunk column sums, then one thread per column adding the chunks in order;
+//   - token embedding backward: a stable radix sort (cub) of (local token id, row) pairs, then
+//     one block per (run of equal ids, 128 columns) summing that token's rows in row order;
+//   - position backward: one thread per (position, column) looping over the batch;
+//   - gradient norm (sum_squares_many): per-block partials of all ranges in one device buffer,
+//     one copy to the host per call.
+// Formulas are the CPU reference's (executor/cpu/cpu_ops.cpp, op_math.h).
+#include <climits>
+#include <cub/device/device_radix_sort.cuh>
 #include <vector>
 
 #include "executor/cuda/cuda_common.cuh"
@@ -78,22 +87,63 @@ __global__ void layernorm_backward_input_kernel(T* dinp, const T* dout, const T*
   }
 }
 
-// One thread per column; `mean` may be null (RMS norm: no centring, no bias).
+// Norm weight (and bias) gradients, stage 1 of a two-stage column reduction: block
+// (column tile, row chunk) of kColTile x kRowLanes threads; each thread sums every
+// kRowLanes-th row of the chunk, the kRowLanes partials of a column are added in lane order,
+// and the chunk's column sums go to partial[chunk * width + col] (partial + chunks * width for
+// the bias). `mean` may be null (RMS norm: no centring, no bias). Fixed order everywhere: the
+// result is deterministic.
+constexpr int kColTile = 32;
+constexpr int kRowLanes = 8;
+constexpr int64_t kRowsPerChunk = 128;  // at least; more when rows / 128 exceeds grid.y
+
 template <typename T>
-__global__ void norm_backward_weight_kernel(T* dweight, T* dbias, const T* dout, const T* inp,
-                                            const T* mean, const T* rstd, int64_t rows,
-                                            int64_t width) {
-  const int64_t col = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (col >= width) return;
+__global__ void norm_weight_partial_kernel(T* partial, const T* dout, const T* inp, const T* mean,
+                                           const T* rstd, int64_t rows, int64_t width,
+                                           int64_t chunk_rows, int64_t chunks, bool with_bias) {
+  __shared__ T dw_lanes[kRowLanes][kColTile];
+  __shared__ T db_lanes[kRowLanes][kColTile];
+  const int lane_col = threadIdx.x % kColTile;
+  const int lane_row = threadIdx.x / kColTile;
+  const int64_t col = blockIdx.x * int64_t{kColTile} + lane_col;
+  const int64_t chunk = blockIdx.y;
+  const int64_t row_end = std::min(rows, (chunk + 1) * chunk_rows);
   T dw = 0, db = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T dy = dout[r * width + col];
-    const T centred = mean != nullptr ? inp[r * width + col] - mean[r] : inp[r * width + col];
-    dw += centred * rstd[r] * dy;
-    db += dy;
+  if (col < width) {
+    for (int64_t r = chunk * chunk_rows + lane_row; r < row_end; r += kRowLanes) {
+      const T dy = dout[r * width + col];
+      const T centred = mean != nullptr ? inp[r * width + col] - mean[r] : inp[r * width + col];
+      dw += centred * rstd[r] * dy;
+      db += dy;
+    }
   }
-  dweight[col] += dw;
-  if (dbias != nullptr) dbias[col] += db;
+  dw_lanes[lane_row][lane_col] = dw;
+  db_lanes[lane_row][lane_col] = db;
+  __syncthreads();
+  if (lane_row == 0 && col < width) {
+    T sum_w = 0, sum_b = 0;
+    for (int l = 0; l < kRowLanes; ++l) {
+      sum_w += dw_lanes[l][lane_col];
+      sum_b += db_lanes[l][lane_col];
+    }
+    partial[chunk * width + col] = sum_w;
+    if (with_bias) partial[(chunks + chunk) * width + col] = sum_b;
+  }
+}
+
+// Stage 2: one thread per column adds the chunks' partial sums in chunk order.
+template <typename T>
+__global__ void norm_weight_finish_kernel(T* dweight, T* dbias, const T* partial, int64_t width,
+                                          int64_t chunks) {
+  PARPLAN_GRID_STRIDE(col, width) {
+    T dw = 0, db = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      dw += partial[c * width + col];
+      if (dbias != nullptr) db += partial[(chunks + c) * width + col];
+    }
+    dweight[col] += dw;
+    if (dbias != nullptr) dbias[col] += db;
+  }
 }
 
 template <typename T>
@@ -166,16 +216,31 @@ __global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T*
   }
 }
 
-template <typename T>
-__global__ void embedding_backward_kernel(T* dwte, const T* dout, const int32_t* tokens,
-                                          int64_t vocab_start, int64_t vocab_local, int64_t rows,
-                                          int64_t width) {
-  const int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (c >= width) return;
-  for (int64_t r = 0; r < rows; ++r) {
+// Embedding backward, deterministic and parallel: the rows are stably sorted by local token
+// id (cub radix sort of (key, row) pairs; key vocab_local marks a token of another rank),
+// then block (sorted position p, column tile) starts work only where a run of equal keys
+// begins and sums that token's rows of dout in row order before adding to its dwte row.
+__global__ void embedding_keys_kernel(int32_t* keys, int32_t* rows_of, const int32_t* tokens,
+                                      int64_t vocab_start, int64_t vocab_local, int64_t rows) {
+  PARPLAN_GRID_STRIDE(r, rows) {
     const int64_t local = static_cast<int64_t>(tokens[r]) - vocab_start;
-    if (local >= 0 && local < vocab_local) dwte[local * width + c] += dout[r * width + c];
+    keys[r] = static_cast<int32_t>(local >= 0 && local < vocab_local ? local : vocab_local);
+    rows_of[r] = static_cast<int32_t>(r);
   }
+}
+
+template <typename T>
+__global__ void embedding_backward_kernel(T* dwte, const T* dout, const int32_t* keys,
+                                          const int32_t* rows_of, int64_t vocab_local, int64_t rows,
+                                          int64_t width) {
+  const int64_t p = blockIdx.x;
+  const int32_t key = keys[p];
+  if (key >= vocab_local || (p > 0 && keys[p - 1] == key)) return;
+  const int64_t c = blockIdx.y * int64_t{blockDim.x} + threadIdx.x;
+  if (c >= width) return;
+  T sum = 0;
+  for (int64_t q = p; q < rows && keys[q] == key; ++q) sum += dout[rows_of[q] * width + c];
+  dwte[static_cast<int64_t>(key) * width + c] += sum;
 }
 
 template <typename T>
@@ -255,6 +320,29 @@ __global__ void adamw_kernel(T* param, const T* grad, T* m, T* v, int64_t n, T l
   }
 }
 
+// dweight (and dbias unless null) += the column sums over rows; two deterministic stages.
+template <typename T>
+void norm_weight_gradients(T* dweight, T* dbias, const T* dout, const T* inp, const T* mean,
+                           const T* rstd, int64_t rows, int64_t width) {
+  if (width == 0) return;
+  constexpr int64_t kMaxChunks = 65535;  // grid.y
+  const int64_t chunk_rows = std::max(kRowsPerChunk, (rows + kMaxChunks - 1) / kMaxChunks);
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+  const int64_t copies = dbias != nullptr ? 2 : 1;
+  T* partial = nullptr;
+  PARPLAN_CUDA_CHECK(
+      cudaMallocAsync(&partial, static_cast<std::size_t>(copies * chunks * width) * sizeof(T), 0));
+  const dim3 grid(static_cast<unsigned>((width + kColTile - 1) / kColTile),
+                  static_cast<unsigned>(chunks));
+  norm_weight_partial_kernel<<<grid, kColTile * kRowLanes>>>(
+      partial, dout, inp, mean, rstd, rows, width, chunk_rows, chunks, dbias != nullptr);
+  PARPLAN_CUDA_LAUNCHED();
+  norm_weight_finish_kernel<<<blocks_for(width), kThreads>>>(dweight, dbias, partial, width,
+                                                             chunks);
+  PARPLAN_CUDA_LAUNCHED();
+  PARPLAN_CUDA_CHECK(cudaFreeAsync(partial, 0));
+}
+
 }  // namespace
 
 template <typename T>
@@ -269,20 +357,46 @@ void accumulate(T* out, const T* in, int64_t n) {
   PARPLAN_CUDA_LAUNCHED();
 }
 
+// Per-range partial sums (one per block, min(blocks_for(n), 1024) blocks as before) of all the
+// ranges go to one device buffer, copied back with one synchronous copy; the host adds each
+// range's partials in block order, then the ranges in order: the same value as calling
+// sum_squares range by range.
 template <typename T>
-double sum_squares(const T* data, int64_t n) {
-  const unsigned blocks = std::min(blocks_for(n), 1024u);
+double sum_squares_many(const T* const* data, const int64_t* n, int64_t count) {
+  std::vector<unsigned> blocks(static_cast<std::size_t>(count));
+  std::size_t total = 0;
+  for (int64_t t = 0; t < count; ++t) {
+    blocks[t] = n[t] > 0 ? std::min(blocks_for(n[t]), 1024u) : 0u;
+    total += blocks[t];
+  }
+  if (total == 0) return 0;
   double* partial = nullptr;
-  PARPLAN_CUDA_CHECK(cudaMallocAsync(&partial, blocks * sizeof(double), 0));
-  sum_squares_kernel<<<blocks, kThreads>>>(partial, data, n);
-  PARPLAN_CUDA_LAUNCHED();
-  std::vector<double> host(blocks);
+  PARPLAN_CUDA_CHECK(cudaMallocAsync(&partial, total * sizeof(double), 0));
+  std::size_t at = 0;
+  for (int64_t t = 0; t < count; ++t) {
+    if (blocks[t] == 0) continue;
+    sum_squares_kernel<<<blocks[t], kThreads>>>(partial + at, data[t], n[t]);
+    PARPLAN_CUDA_LAUNCHED();
+    at += blocks[t];
+  }
+  std::vector<double> host(total);
   PARPLAN_CUDA_CHECK(
-      cudaMemcpy(host.data(), partial, blocks * sizeof(double), cudaMemcpyDeviceToHost));
+      cudaMemcpy(host.data(), partial, total * sizeof(double), cudaMemcpyDeviceToHost));
   PARPLAN_CUDA_CHECK(cudaFreeAsync(partial, 0));
   double sum = 0;
-  for (double v : host) sum += v;
+  at = 0;
+  for (int64_t t = 0; t < count; ++t) {
+    double range = 0;
+    for (unsigned b = 0; b < blocks[t]; ++b) range += host[at + b];
+    at += blocks[t];
+    sum += range;
+  }
   return sum;
+}
+
+template <typename T>
+double sum_squares(const T* data, int64_t n) {
+  return sum_squares_many(&data, &n, 1);
 }
 
 template <typename T>
@@ -299,9 +413,7 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
   if (rows == 0) return;
   layernorm_backward_input_kernel<<<rows, kThreads>>>(dinp, dout, inp, weight, mean, rstd, width);
   PARPLAN_CUDA_LAUNCHED();
-  norm_backward_weight_kernel<<<blocks_for(width), kThreads>>>(dweight, dbias, dout, inp, mean,
-                                                               rstd, rows, width);
-  PARPLAN_CUDA_LAUNCHED();
+  norm_weight_gradients(dweight, dbias, dout, inp, mean, rstd, rows, width);
 }
 
 template <typename T>
@@ -317,9 +429,7 @@ void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T*
   if (rows == 0) return;
   rmsnorm_backward_input_kernel<<<rows, kThreads>>>(dinp, dout, inp, weight, rstd, width);
   PARPLAN_CUDA_LAUNCHED();
-  norm_backward_weight_kernel<T>
-      <<<blocks_for(width), kThreads>>>(dweight, nullptr, dout, inp, nullptr, rstd, rows, width);
-  PARPLAN_CUDA_LAUNCHED();
+  norm_weight_gradients<T>(dweight, nullptr, dout, inp, nullptr, rstd, rows, width);
 }
 
 template <typename T>
@@ -357,9 +467,35 @@ void embedding_forward(T* out, const int32_t* tokens, const T* wte, int64_t voca
 template <typename T>
 void embedding_backward(T* dwte, const T* dout, const int32_t* tokens, int64_t vocab_start,
                         int64_t vocab_local, int64_t rows, int64_t width) {
-  embedding_backward_kernel<<<blocks_for(width), kThreads>>>(dwte, dout, tokens, vocab_start,
-                                                             vocab_local, rows, width);
+  if (rows == 0 || width == 0) return;
+  PARPLAN_CHECK(rows <= INT_MAX && vocab_local < INT_MAX,
+                "embedding_backward: rows and vocabulary must fit in int32");
+  const int n = static_cast<int>(rows);
+  int end_bit = 1;  // keys are in [0, vocab_local]
+  while (end_bit < 31 && (int64_t{1} << end_bit) <= vocab_local) ++end_bit;
+  std::size_t temp_bytes = 0;
+  PARPLAN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, temp_bytes, static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
+      static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), n, 0, end_bit));
+  // One allocation: keys, rows, sorted keys, sorted rows (int32 each), then cub's temporary.
+  const std::size_t ints = 4 * static_cast<std::size_t>(n) * sizeof(int32_t);
+  unsigned char* work = nullptr;
+  PARPLAN_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&work), ints + temp_bytes + 16, 0));
+  int32_t* keys = reinterpret_cast<int32_t*>(work);
+  int32_t* rows_of = keys + n;
+  int32_t* sorted_keys = rows_of + n;
+  int32_t* sorted_rows = sorted_keys + n;
+  void* temp = work + ((ints + 15) / 16) * 16;
+  embedding_keys_kernel<<<blocks_for(rows), kThreads>>>(keys, rows_of, tokens, vocab_start,
+                                                        vocab_local, rows);
   PARPLAN_CUDA_LAUNCHED();
+  PARPLAN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, rows_of,
+                                                     sorted_rows, n, 0, end_bit));
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>((width + 127) / 128));
+  embedding_backward_kernel<<<grid, 128>>>(dwte, dout, sorted_keys, sorted_rows, vocab_local, rows,
+                                           width);
+  PARPLAN_CUDA_LAUNCHED();
+  PARPLAN_CUDA_CHECK(cudaFreeAsync(work, 0));
 }
 
 template <typename T>
@@ -424,6 +560,7 @@ void adamw(T* param, const T* grad, T* m, T* v, int64_t n, const AdamWConfig& c,
   template void add<T>(T*, const T*, const T*, int64_t);                                           \
   template void accumulate<T>(T*, const T*, int64_t);                                              \
   template double sum_squares<T>(const T*, int64_t);                                               \
+  template double sum_squares_many<T>(const T* const*, const int64_t*, int64_t);                   \
   template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t);  \
   template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*,          \
                                       const T*, int64_t, int64_t);                                 \

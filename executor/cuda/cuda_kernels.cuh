@@ -9,13 +9,16 @@
 
 namespace parplan::executor::cuda {
 
-// defines: add, accumulate, sum_squares (cuda_kernels.cu)
+// defines: add, accumulate, sum_squares, sum_squares_many (cuda_kernels.cu)
 template <typename T>
 void add(T* out, const T* a, const T* b, int64_t n);
 template <typename T>
 void accumulate(T* out, const T* in, int64_t n);
 template <typename T>
 double sum_squares(const T* data, int64_t n);
+// The sum over count ranges (data[t], n[t]) with one host synchronisation.
+template <typename T>
+double sum_squares_many(const T* const* data, const int64_t* n, int64_t count);
 
 // defines: layernorm_*, rmsnorm_*
 template <typename T>
@@ -80,6 +83,8 @@ void attention_forward(T* out, T* lse, const T* qkv, const AttentionShape& shape
 template <typename T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* lse,
                         const AttentionShape& shape);
+// scratch of the backward: B * heads * T (tiled) or 2 * B * heads * T^2 (fallback) elements.
+template <typename T>
 int64_t attention_scratch_elements(const AttentionShape& shape);
 
 }  // namespace parplan::executor::cuda

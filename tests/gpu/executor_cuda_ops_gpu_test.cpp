@@ -4,7 +4,10 @@
 // PARPLAN_ENABLE_GPU_TESTS=ON on a machine with a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "executor/cpu/cpu_compute.h"
 #include "executor/cuda/cuda_compute.h"
@@ -24,6 +27,8 @@ class CudaOps : public ::testing::Test {
     gpu_ = make_cuda_compute<T>(0, 0);
     cpu_ = make_cpu_compute<T>();
   }
+  void norms(int64_t rows, int64_t width);
+  void attention(const AttentionShape& s);
   void TearDown() override {
     for (void* p : allocations_) gpu_->release(p);
     if (gpu_) gpu_->synchronize();
@@ -87,40 +92,48 @@ TYPED_TEST(CudaOps, Gemm) {
   }
 }
 
+// Norm weight gradients reduce over rows in chunks of 128: one chunk, and several with a
+// partial last one.
 TYPED_TEST(CudaOps, NormsForwardAndBackward) {
-  const int64_t rows = 19, width = 300;
-  auto x = this->random(rows * width, 4, 2.0);
-  auto w = this->random(width, 5);
-  auto b = this->random(width, 6);
-  auto dy = this->random(rows * width, 7);
-  auto out = this->random(rows * width, 8), mean = this->random(rows, 9),
-       rstd = this->random(rows, 10);
-  this->gpu_->layernorm_forward(out.device, mean.device, rstd.device, x.device, w.device, b.device,
-                                rows, width);
-  this->cpu_->layernorm_forward(out.host.data(), mean.host.data(), rstd.host.data(), x.host.data(),
-                                w.host.data(), b.host.data(), rows, width);
-  this->expect_same(out, "layernorm out");
-  this->expect_same(rstd, "layernorm rstd");
-  auto dx = this->random(rows * width, 11), dw = this->random(width, 12),
-       db = this->random(width, 13);
-  this->gpu_->layernorm_backward(dx.device, dw.device, db.device, dy.device, x.device, w.device,
-                                 mean.device, rstd.device, rows, width);
-  this->cpu_->layernorm_backward(dx.host.data(), dw.host.data(), db.host.data(), dy.host.data(),
-                                 x.host.data(), w.host.data(), mean.host.data(), rstd.host.data(),
-                                 rows, width);
-  this->expect_same(dx, "layernorm dx");
-  this->expect_same(dw, "layernorm dweight");
-  this->expect_same(db, "layernorm dbias");
-  this->gpu_->rmsnorm_forward(out.device, rstd.device, x.device, w.device, rows, width);
-  this->cpu_->rmsnorm_forward(out.host.data(), rstd.host.data(), x.host.data(), w.host.data(), rows,
-                              width);
-  this->expect_same(out, "rmsnorm out");
-  this->gpu_->rmsnorm_backward(dx.device, dw.device, dy.device, x.device, w.device, rstd.device,
-                               rows, width);
-  this->cpu_->rmsnorm_backward(dx.host.data(), dw.host.data(), dy.host.data(), x.host.data(),
-                               w.host.data(), rstd.host.data(), rows, width);
-  this->expect_same(dx, "rmsnorm dx");
-  this->expect_same(dw, "rmsnorm dweight");
+  for (const auto& [rows, width] :
+       {std::pair<int64_t, int64_t>{19, 300}, std::pair<int64_t, int64_t>{517, 70}}) {
+    this->norms(rows, width);
+    if (this->HasFatalFailure()) return;
+  }
+}
+
+template <typename T>
+void CudaOps<T>::norms(int64_t rows, int64_t width) {
+  auto x = random(rows * width, 4, 2.0);
+  auto w = random(width, 5);
+  auto b = random(width, 6);
+  auto dy = random(rows * width, 7);
+  auto out = random(rows * width, 8), mean = random(rows, 9), rstd = random(rows, 10);
+  gpu_->layernorm_forward(out.device, mean.device, rstd.device, x.device, w.device, b.device, rows,
+                          width);
+  cpu_->layernorm_forward(out.host.data(), mean.host.data(), rstd.host.data(), x.host.data(),
+                          w.host.data(), b.host.data(), rows, width);
+  expect_same(out, "layernorm out");
+  expect_same(rstd, "layernorm rstd");
+  auto dx = random(rows * width, 11), dw = random(width, 12), db = random(width, 13);
+  gpu_->layernorm_backward(dx.device, dw.device, db.device, dy.device, x.device, w.device,
+                           mean.device, rstd.device, rows, width);
+  cpu_->layernorm_backward(dx.host.data(), dw.host.data(), db.host.data(), dy.host.data(),
+                           x.host.data(), w.host.data(), mean.host.data(), rstd.host.data(), rows,
+                           width);
+  expect_same(dx, "layernorm dx");
+  expect_same(dw, "layernorm dweight");
+  expect_same(db, "layernorm dbias");
+  gpu_->rmsnorm_forward(out.device, rstd.device, x.device, w.device, rows, width);
+  cpu_->rmsnorm_forward(out.host.data(), rstd.host.data(), x.host.data(), w.host.data(), rows,
+                        width);
+  expect_same(out, "rmsnorm out");
+  gpu_->rmsnorm_backward(dx.device, dw.device, dy.device, x.device, w.device, rstd.device, rows,
+                         width);
+  cpu_->rmsnorm_backward(dx.host.data(), dw.host.data(), dy.host.data(), x.host.data(),
+                         w.host.data(), rstd.host.data(), rows, width);
+  expect_same(dx, "rmsnorm dx");
+  expect_same(dw, "rmsnorm dweight");
 }
 
 TYPED_TEST(CudaOps, Activations) {
@@ -142,31 +155,60 @@ TYPED_TEST(CudaOps, Activations) {
   this->expect_same(din, "swiglu backward");
 }
 
+// Shapes for the tiled (FlashAttention-2, 32-row tiles) kernels: T below, above and not a
+// multiple of the tile; one, two and all heads per key/value group; head_dim 16 to 128 (48:
+// not a multiple of the warp); and head_dim 160, which takes the per-row fallback.
 TYPED_TEST(CudaOps, AttentionAndRope) {
-  for (const AttentionShape s :
-       {AttentionShape{33, 3, 4, 2, 16}, AttentionShape{64, 1, 2, 1, 64}}) {
-    auto qkv = this->random(s.rows() * s.qkv_width(), 18);
-    this->gpu_->rope(qkv.device, s, false);
-    this->cpu_->rope(qkv.host.data(), s, false);
-    this->expect_same(qkv, "rope");
-    auto out = this->random(s.rows() * s.heads * s.head_dim, 19);
-    auto lse = this->random(s.batch * s.heads * s.seq, 20);
-    this->gpu_->attention_forward(out.device, lse.device, qkv.device, s);
-    this->cpu_->attention_forward(out.host.data(), lse.host.data(), qkv.host.data(), s);
-    this->expect_same(out, "attention out");
-    this->expect_same(lse, "attention lse");
-    auto dy = this->random(out.host.size(), 21);
-    auto dqkv = this->random(qkv.host.size(), 22);
-    auto scratch = this->random(this->gpu_->attention_scratch_elements(s), 23);
-    this->gpu_->attention_backward(dqkv.device, scratch.device, dy.device, qkv.device, lse.device,
-                                   s);
-    this->cpu_->attention_backward(dqkv.host.data(), nullptr, dy.host.data(), qkv.host.data(),
-                                   lse.host.data(), s);
-    this->expect_same(dqkv, "attention dqkv");
-    this->gpu_->rope(dqkv.device, s, true);
-    this->cpu_->rope(dqkv.host.data(), s, true);
-    this->expect_same(dqkv, "rope inverse");
+  for (const AttentionShape s : {
+           AttentionShape{33, 3, 4, 2, 16},
+           AttentionShape{64, 1, 2, 1, 64},
+           AttentionShape{1, 2, 2, 1, 32},
+           AttentionShape{20, 2, 6, 1, 128},
+           AttentionShape{45, 2, 4, 4, 32},
+           AttentionShape{70, 1, 4, 2, 64},
+           AttentionShape{97, 1, 2, 1, 128},
+           AttentionShape{64, 2, 3, 3, 48},
+           AttentionShape{9, 1, 2, 1, 160},
+       }) {
+    SCOPED_TRACE(::testing::Message() << "T=" << s.seq << " B=" << s.batch << " heads=" << s.heads
+                                      << " groups=" << s.groups << " d=" << s.head_dim);
+    this->attention(s);
+    if (this->HasFatalFailure()) return;
   }
+}
+
+template <typename T>
+void CudaOps<T>::attention(const AttentionShape& s) {
+  auto qkv = random(s.rows() * s.qkv_width(), 18);
+  gpu_->rope(qkv.device, s, false);
+  cpu_->rope(qkv.host.data(), s, false);
+  expect_same(qkv, "rope");
+  auto out = random(s.rows() * s.heads * s.head_dim, 19);
+  auto lse = random(s.batch * s.heads * s.seq, 20);
+  gpu_->attention_forward(out.device, lse.device, qkv.device, s);
+  cpu_->attention_forward(out.host.data(), lse.host.data(), qkv.host.data(), s);
+  expect_same(out, "attention out");
+  expect_same(lse, "attention lse");
+  auto dy = random(out.host.size(), 21);
+  auto dqkv = random(qkv.host.size(), 22);
+  const int64_t scratch_elements = gpu_->attention_scratch_elements(s);
+  if (s.head_dim <= 128) {  // the tiled path keeps only D, not P and dS
+    EXPECT_EQ(scratch_elements, s.batch * s.heads * s.seq);
+  }
+  auto scratch = random(std::max<int64_t>(scratch_elements, 1), 23);
+  gpu_->attention_backward(dqkv.device, scratch.device, dy.device, qkv.device, lse.device, s);
+  cpu_->attention_backward(dqkv.host.data(), nullptr, dy.host.data(), qkv.host.data(),
+                           lse.host.data(), s);
+  expect_same(dqkv, "attention dqkv");
+  // Deterministic: a second backward gives the same bits.
+  std::vector<T> first(dqkv.host.size()), second(dqkv.host.size());
+  gpu_->copy_to_host(first.data(), dqkv.device, first.size() * sizeof(T));
+  gpu_->attention_backward(dqkv.device, scratch.device, dy.device, qkv.device, lse.device, s);
+  gpu_->copy_to_host(second.data(), dqkv.device, second.size() * sizeof(T));
+  ASSERT_EQ(first, second) << "attention backward is not deterministic";
+  gpu_->rope(dqkv.device, s, true);
+  cpu_->rope(dqkv.host.data(), s, true);
+  expect_same(dqkv, "rope inverse");
 }
 
 TYPED_TEST(CudaOps, EmbeddingsAndCrossEntropy) {
@@ -215,6 +257,62 @@ TYPED_TEST(CudaOps, EmbeddingsAndCrossEntropy) {
   this->cpu_->xent_backward(logits.host.data(), row_max.host.data(), stats.host.data(),
                             tokens.data(), vocab_start, rows, vocab_local, valid, T(0.25));
   this->expect_same(logits, "xent backward");
+}
+
+// Many repeats of few tokens (and tokens of other ranks): the sorted, per-token sums.
+TYPED_TEST(CudaOps, EmbeddingBackwardRepeatedTokens) {
+  using T = TypeParam;
+  const int64_t rows = 700, width = 150, vocab_local = 37, vocab_start = 11;
+  std::vector<int32_t> tokens(rows);
+  for (int64_t r = 0; r < rows; ++r) tokens[r] = static_cast<int32_t>((r * r * 7 + 3) % 60);
+  tokens[5] = 11;  // the first and last local rows
+  tokens[6] = 47;
+  int32_t* tokens_d = this->upload_tokens(tokens);
+  auto dout = this->random(rows * width, 40);
+  auto dwte = this->random(vocab_local * width, 41);
+  std::vector<T> before(dwte.host);
+  this->gpu_->embedding_backward(dwte.device, dout.device, tokens_d, vocab_start, vocab_local, rows,
+                                 width);
+  this->cpu_->embedding_backward(dwte.host.data(), dout.host.data(), tokens.data(), vocab_start,
+                                 vocab_local, rows, width);
+  this->expect_same(dwte, "embedding backward, repeated tokens");
+  auto again = this->upload(before);
+  this->gpu_->embedding_backward(again.device, dout.device, tokens_d, vocab_start, vocab_local,
+                                 rows, width);
+  std::vector<T> first(dwte.host.size()), second(dwte.host.size());
+  this->gpu_->copy_to_host(first.data(), dwte.device, first.size() * sizeof(T));
+  this->gpu_->copy_to_host(second.data(), again.device, second.size() * sizeof(T));
+  EXPECT_EQ(first, second) << "embedding backward is not deterministic";
+  // Position backward over more rows than one block.
+  const int64_t seq_local = 40, batch = 3, first_position = 5;
+  auto dpos = this->random(seq_local * batch * width, 42);
+  auto dwpe = this->random((first_position + seq_local) * width, 43);
+  this->gpu_->position_backward(dwpe.device, dpos.device, first_position, seq_local, batch, width);
+  this->cpu_->position_backward(dwpe.host.data(), dpos.host.data(), first_position, seq_local,
+                                batch, width);
+  this->expect_same(dwpe, "position backward");
+}
+
+// The gradient norm's one-sync sum over ranges (some empty) against the per-range sums.
+TYPED_TEST(CudaOps, SumSquaresMany) {
+  auto x = this->random(300000, 44);
+  const std::vector<int64_t> offsets{0, 7, 7, 1000, 263000, 299999};
+  const std::vector<int64_t> sizes{7, 0, 993, 262000, 36999, 1};
+  std::vector<const TypeParam*> device_ranges, host_ranges;
+  double gpu_per_range = 0, cpu_per_range = 0;
+  for (std::size_t t = 0; t < sizes.size(); ++t) {
+    device_ranges.push_back(x.device + offsets[t]);
+    host_ranges.push_back(x.host.data() + offsets[t]);
+    gpu_per_range += this->gpu_->sum_squares(x.device + offsets[t], sizes[t]);
+    cpu_per_range += this->cpu_->sum_squares(x.host.data() + offsets[t], sizes[t]);
+  }
+  const auto count = static_cast<int64_t>(sizes.size());
+  const double gpu_many = this->gpu_->sum_squares_many(device_ranges.data(), sizes.data(), count);
+  const double cpu_many = this->cpu_->sum_squares_many(host_ranges.data(), sizes.data(), count);
+  EXPECT_EQ(cpu_many, cpu_per_range);  // bit for bit: the CPU loss must not move
+  EXPECT_EQ(gpu_many, gpu_per_range);  // same partials, same order
+  EXPECT_NEAR(gpu_many, cpu_many, 1e-9 * cpu_many);
+  EXPECT_EQ(this->gpu_->sum_squares_many(device_ranges.data(), sizes.data(), 0), 0.0);
 }
 
 TYPED_TEST(CudaOps, OptimizerAndElementwise) {
