@@ -54,11 +54,16 @@ if(PARPLAN_ENABLE_CUDA)
     if(TARGET CUDA::cupti)
       set(PARPLAN_HAVE_CUPTI ON)
     endif()
-    set(NCCL_HOME "" CACHE PATH "Folder holding include/nccl.h and lib/libnccl.so")
+    set(NCCL_HOME "" CACHE PATH "Folder holding include/nccl.h and lib/libnccl.so (or libnccl.so.2)")
     find_path(PARPLAN_NCCL_INCLUDE nccl.h
       HINTS ${NCCL_HOME}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/include)
-    # pip's nvidia-nccl-cu* wheels ship only libnccl.so.2 (no libnccl.so link).
-    find_library(PARPLAN_NCCL_LIBRARY NAMES nccl libnccl.so.2
+    if(NCCL_HOME)
+      # NCCL_HOME's own library first; pip's nvidia-nccl-cu* wheels (PyTorch's venv) ship only
+      # libnccl.so.2, no libnccl.so link.
+      find_library(PARPLAN_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
+        PATHS ${NCCL_HOME}/lib ${NCCL_HOME}/lib64 NO_DEFAULT_PATH)
+    endif()
+    find_library(PARPLAN_NCCL_LIBRARY nccl
       HINTS ${NCCL_HOME}/lib ${NCCL_HOME}/lib64 ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
     if(PARPLAN_NCCL_INCLUDE AND PARPLAN_NCCL_LIBRARY)
       add_library(parplan_nccl INTERFACE)
