@@ -16,8 +16,11 @@
 # On a lent machine: here `tools/gpu_check_prepare.sh` (writes gpu_deps/, git-ignored), then
 # run `tools/gpu_check.sh OUT` there with gpu_deps carried. Logs, test results and JSON go to
 # OUTDIR; exit status 0 when every step passed, 1 when one failed, 2 when preflight failed.
-# Sized for under 8 minutes on one H200 with 16 cores (build ~3-4 min); each step has a
-# timeout. PARPLAN_GPU_BUILD overrides the build folder (default build-gpu).
+# Sized for under 8 minutes on one H200 with 16 cores (build ~3-4 min, an estimate not yet
+# timed on a lent machine); each step has a timeout. PARPLAN_GPU_BUILD overrides the build
+# folder (default build-gpu), PARPLAN_DEPS_DIR the deps folder (default gpu_deps),
+# PARPLAN_NCCL_VENVS the venvs searched for pip's NCCL. Tested (no GPU) by
+# tests/tools/gpu_check_test.py.
 set -uo pipefail
 
 out=${1:?usage: tools/gpu_check.sh OUTDIR}
