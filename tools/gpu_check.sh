@@ -19,7 +19,8 @@
 # Sized for under 8 minutes on one H200 with 16 cores (build ~3-4 min, an estimate not yet
 # timed on a lent machine); each step has a timeout. PARPLAN_GPU_BUILD overrides the build
 # folder (default build-gpu), PARPLAN_DEPS_DIR the deps folder (default gpu_deps),
-# PARPLAN_NCCL_VENVS the venvs searched for pip's NCCL. Tested (no GPU) by
+# PARPLAN_NCCL_VENVS the venvs searched for pip's NCCL (and python3), PARPLAN_GPU_CHECK_UNTIL
+# (configure or build) stops after that step for a dry run. Tested (no GPU) by
 # tests/tools/gpu_check_test.py.
 set -uo pipefail
 
@@ -33,8 +34,18 @@ status=0
 : >"$out/steps.tsv"
 log() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$out/gpu_check.log"; }
 record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$out/steps.tsv"; }
-summary() { python3 "$root/tools/gpu_check_summary.py" "$out" >>"$out/gpu_check.log" 2>&1 ||
-  log "summary: FAILED (see gpu_check.log)"; }
+# python3 on PATH, else a venv's (PyTorch's on a lent machine): the summary and CMake use it.
+python=$(command -v python3 || true)
+for venv in ${PARPLAN_NCCL_VENVS:-/opt/torch/.venv /opt/*/.venv}; do
+  [ -z "$python" ] && [ -x "$venv/bin/python3" ] && python=$venv/bin/python3
+done
+summary() {
+  if [ -z "$python" ]; then
+    log "summary: not written (no python3)"
+  elif ! "$python" "$root/tools/gpu_check_summary.py" "$out" >>"$out/gpu_check.log" 2>&1; then
+    log "summary: FAILED (see gpu_check.log)"
+  fi
+}
 step() {  # step NAME SECONDS STDOUT_FILE COMMAND...: runs under a timeout, stderr to NAME.err.txt
   local name=$1 seconds=$2 file=$3 t0 rc
   shift 3
@@ -57,15 +68,23 @@ step() {  # step NAME SECONDS STDOUT_FILE COMMAND...: runs under a timeout, stde
   return "$rc"
 }
 skip() { log "$1: skipped ($2)"; record "$1" skipped 0 "$2"; }
+stop_if_until() {  # PARPLAN_GPU_CHECK_UNTIL=configure|build: a dry run that stops after it
+  if [ "${PARPLAN_GPU_CHECK_UNTIL:-}" = "$1" ]; then
+    summary
+    log "stopped after $1 (PARPLAN_GPU_CHECK_UNTIL), status $status"
+    exit $status
+  fi
+}
 
 # --- 1. preflight ------------------------------------------------------------------------------
 missing=()
 nvcc=$(command -v nvcc || true)
 [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
 [ -z "$nvcc" ] && missing+=("no nvcc (not on PATH nor /usr/local/cuda/bin/nvcc)")
-for tool in cmake ninja python3; do
+for tool in cmake ninja; do
   command -v "$tool" >/dev/null || missing+=("no $tool on PATH")
 done
+[ -z "$python" ] && missing+=("no python3 on PATH nor in \$PARPLAN_NCCL_VENVS/bin")
 # A system NCCL is one of these include folders (the tests override the list).
 nccl_system=${PARPLAN_NCCL_SYSTEM_INCLUDES:-/usr/include /usr/local/cuda/include}
 nccl_looked="\$NCCL_HOME"
@@ -123,7 +142,8 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 if ! step configure 300 configure.txt cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
   -DPARPLAN_ENABLE_GPU_TESTS=ON -DPARPLAN_WERROR=OFF -DPARPLAN_ENABLE_BENCHMARKS=OFF \
-  -DPARPLAN_ENABLE_FUZZERS=OFF ${NCCL_HOME:+-DNCCL_HOME="$NCCL_HOME"} "${deps_flag[@]}" \
+  -DPARPLAN_ENABLE_FUZZERS=OFF -DPython3_EXECUTABLE="$python" \
+  ${NCCL_HOME:+-DNCCL_HOME="$NCCL_HOME"} "${deps_flag[@]}" \
   "${launcher[@]}"; then
   summary
   exit 1
@@ -139,6 +159,7 @@ done
 have_mpi=0
 grep -q '\[x\] MPI' "$out/configure.txt" && have_mpi=1
 log "MPI: $([ $have_mpi = 1 ] && echo found || echo 'not found; the one-GPU checks need none')"
+stop_if_until configure
 # Only what the check runs: parplan and the gpu test executables (tests/gpu/CMakeLists.txt).
 targets=(parplan)
 for t in executor_cuda_ops_gpu_test profiler_gpu_test; do
@@ -148,6 +169,7 @@ if ! step build 360 build.txt cmake --build "$build" -j "$jobs" --target "${targ
   summary
   exit 1
 fi
+stop_if_until build
 parplan="$build/tools/parplan"
 
 # --- 3. the checks -----------------------------------------------------------------------------

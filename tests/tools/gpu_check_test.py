@@ -8,9 +8,9 @@
       tools/gpu_check.sh on a machine without a GPU stops in its preflight (exit 2) naming what
       is missing, finds NCCL in a fake pip venv (PARPLAN_NCCL_VENVS) and leaves a summary.
   gpu_check_test.py configure CMAKE CXX
-      tools/gpu_check_prepare.sh writes a folder; a configure (no CUDA, no MPI) with
-      -DPARPLAN_DEPS_DIR and the system prefixes hidden (CMAKE_IGNORE_PREFIX_PATH=/usr;/) finds
-      Eigen, nlohmann_json and CLI11 there and builds GoogleTest from its sources; without
+      tools/gpu_check_prepare.sh writes a folder; a configure (no CUDA) with -DPARPLAN_DEPS_DIR
+      and the system prefixes hidden (CMAKE_IGNORE_PREFIX_PATH=/usr;/) finds Eigen,
+      nlohmann_json and CLI11 there, builds GoogleTest from its sources and skips MPI; without
       PARPLAN_DEPS_DIR the same configure fails saying what to do. Configure only, ~15 s.
 """
 
@@ -155,7 +155,9 @@ def configure(cmake, cxx, build, extra):
     args = [cmake, "-S", ROOT, "-B", build, "-DCMAKE_IGNORE_PREFIX_PATH=/usr;/",
             f"-DCMAKE_CXX_COMPILER={cxx}",
             f"-DPython3_EXECUTABLE={sys.executable}", "-DPARPLAN_ENABLE_CUDA=OFF",
-            "-DPARPLAN_ENABLE_MPI=OFF", "-DPARPLAN_ENABLE_BENCHMARKS=OFF"] + extra
+            "-DPARPLAN_ENABLE_BENCHMARKS=OFF",
+            # FindMPI finds mpicxx on PATH past the hidden prefixes: hide MPI itself.
+            "-DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON"] + extra
     if shutil.which("ninja"):
         args += ["-G", "Ninja"]
     return subprocess.run(args, capture_output=True, text=True, timeout=120)
@@ -174,6 +176,8 @@ def test_configure(tmp, cmake, cxx):
     for name in ("Eigen3_DIR", "nlohmann_json_DIR", "CLI11_DIR"):
         check(f"{name}:PATH={deps}/" in cache, f"{name} found in {deps}")
     check(os.path.isdir(os.path.join(tmp, "with", "googletest")), "GoogleTest from the sources")
+    # PARPLAN_ENABLE_MPI stays ON; with MPI hidden too (a lent machine has none) it is skipped.
+    check("[ ] MPI" in r.stdout, "MPI hidden: the configure skips it")
     r = configure(cmake, cxx, os.path.join(tmp, "without"), [])
     check(r.returncode != 0 and "tools/gpu_check_prepare.sh" in r.stderr,
           f"configure without PARPLAN_DEPS_DIR fails naming the prepare script: {r.stderr}")
