@@ -7,7 +7,9 @@ file + rename) with:
   gpu_tests        passed / failed / skipped / total of `ctest -L gpu` (gpu_tests.xml, junit)
   gemm             per precision the best measured TFLOP/s of profile_cuda_quick.json
                    (measurements.gemm[].tflops) against the node's peak
-                   (node.gpu.dense_tflops.<precision>.value), and the fitted asymptote
+                   (node.gpu.dense_tflops.<precision>.value, SM count x clock x FLOP/clock
+                   on sm_80/89/90), the fitted asymptote / peak
+                   (node.gpu.matmul_efficiency.<precision>.value) and the joint fit
                    (fits.gemm.node.throughput_tflops); keys in profiler/README.md
   nccl             the best all-reduce busbw_gbps of measurements.collectives (the multi-GPU
                    profile when there is one), or null with a reason
@@ -112,7 +114,9 @@ def gemm(profile, reason):
         by_precision[p] = {"best_tflops": b["tflops"],
                            "best_shape": {k: b[k] for k in ("m", "n", "k", "batch")},
                            "peak_tflops": peak,
-                           "fraction_of_peak": b["tflops"] / peak if peak else None}
+                           "fraction_of_peak": b["tflops"] / peak if peak else None,
+                           # the fitted asymptote / peak (profiler/README.md, Fits)
+                           "fitted_matmul_efficiency": figure(node_gpu, "matmul_efficiency", p)}
     fit = ((profile.get("fits") or {}).get("gemm") or {}).get("node") or {}
     out = {"device": (profile.get("device") or {}).get("name"),
            "by_precision": by_precision,

@@ -74,6 +74,8 @@ def test_summary(tmp):
         peak = profile["node"]["gpu"]["dense_tflops"][p]["value"]
         check(close(g["best_tflops"], best) and close(g["peak_tflops"], peak), f"{p} TFLOP/s")
         check(close(g["fraction_of_peak"], best / peak), f"{p} fraction of peak")
+        efficiency = profile["node"]["gpu"]["matmul_efficiency"][p]["value"]
+        check(close(g["fitted_matmul_efficiency"], efficiency), f"{p} fitted efficiency")
     check(gemm["bf16"]["best_shape"] == {"m": 8192, "n": 8192, "k": 8192, "batch": 1}, "shape")
     check(close(s["gemm"]["fitted_throughput_tflops"], 742.0), "fitted throughput")
 
