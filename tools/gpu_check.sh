@@ -108,7 +108,8 @@ fi
 [ -z "${NCCL_HOME:-}" ] && [ -n "$system_nccl" ] && log "preflight: NCCL at $system_nccl (system)"
 if [ -n "${NCCL_HOME:-}" ]; then
   log "preflight: NCCL at $NCCL_HOME"
-  [ -f "$NCCL_HOME/include/nccl.h" ] || missing+=("no NCCL: NCCL_HOME=$NCCL_HOME has no include/nccl.h")
+  [ -f "$NCCL_HOME/include/nccl.h" ] ||
+    missing+=("no NCCL: NCCL_HOME=$NCCL_HOME has no include/nccl.h")
   export LD_LIBRARY_PATH="$NCCL_HOME/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 deps=${PARPLAN_DEPS_DIR:-$root/gpu_deps}
@@ -116,13 +117,15 @@ deps_flag=()
 if [ -d "$deps/include" ]; then
   deps_flag=(-DPARPLAN_DEPS_DIR="$deps")
 else
+  prepare="run tools/gpu_check_prepare.sh on a machine with the Debian packages, carry gpu_deps/"
   for h in eigen3/Eigen/Core nlohmann/json.hpp CLI/CLI.hpp; do
-    [ -f "/usr/include/$h" ] || missing+=("no /usr/include/$h and no $deps: run tools/gpu_check_prepare.sh on a machine with the Debian packages and carry gpu_deps/")
+    [ -f "/usr/include/$h" ] || missing+=("no /usr/include/$h and no $deps/include: $prepare")
   done
   [ -f /usr/src/googletest/CMakeLists.txt ] || [ -f /usr/include/gtest/gtest.h ] ||
-    missing+=("no GoogleTest and no $deps: run tools/gpu_check_prepare.sh and carry gpu_deps/")
+    missing+=("no GoogleTest and no $deps/include: $prepare")
 fi
-nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || missing+=("nvidia-smi failed: no GPU or driver (see nvidia-smi.txt)")
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 ||
+  missing+=("nvidia-smi failed: no GPU or driver (see nvidia-smi.txt)")
 if [ ${#missing[@]} -gt 0 ]; then
   for m in "${missing[@]}"; do log "preflight: $m"; done
   record preflight failed $(($(date +%s) - start)) gpu_check.log
@@ -133,12 +136,14 @@ record preflight ok $(($(date +%s) - start)) gpu_check.log
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
 gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
 arch=${cc:-90}
-log "GPUs: $gpus, compute capability $arch, $jobs CPU cores, nvcc $nvcc, NCCL ${NCCL_HOME:-system}, deps ${deps_flag[*]:-system}"
+log "GPUs: $gpus, compute capability $arch, $jobs CPU cores, nvcc $nvcc," \
+  "NCCL ${NCCL_HOME:-system}, deps ${deps_flag[*]:-system}"
 
 # --- 2. configure and build --------------------------------------------------------------------
 # Warnings are CI's gate; here they must not stop a GPU check (-DPARPLAN_WERROR=OFF).
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+command -v ccache >/dev/null &&
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 if ! step configure 300 configure.txt cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
   -DPARPLAN_ENABLE_GPU_TESTS=ON -DPARPLAN_WERROR=OFF -DPARPLAN_ENABLE_BENCHMARKS=OFF \
