@@ -31,6 +31,9 @@ build=${PARPLAN_GPU_BUILD:-$root/build-gpu}
 jobs=$(nproc)
 start=$(date +%s)
 status=0
+# A rerun into the same OUTDIR must not summarise the last run's files.
+rm -f "$out"/gpu_tests.xml "$out"/profile_cuda_quick*.json "$out"/run_one_gpu*.json \
+  "$out"/simulate_one_gpu.json "$out"/gpu_check_summary.json "$out"/gpu_check.log
 : >"$out/steps.tsv"
 log() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$out/gpu_check.log"; }
 record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$out/steps.tsv"; }
