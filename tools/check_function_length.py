@@ -99,8 +99,8 @@ def main():
     problems = []
     for folder, dirs, files in os.walk(root):
         top = os.path.relpath(folder, root) == "."
-        dirs[:] = sorted(d for d in dirs
-                         if not d.startswith(".") and not (top and d.startswith("build")))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and
+                         not (top and (d.startswith("build") or d == "gpu_deps")))
         for file_name in sorted(f for f in files if f.endswith(SUFFIXES)):
             path = os.path.relpath(os.path.join(folder, file_name), root).replace(os.sep, "/")
             with open(os.path.join(root, path), encoding="utf-8", errors="replace") as source:

@@ -35,11 +35,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 
 
 def cpp_files(root):
-    """Every C++ file under root, skipping hidden folders and build trees (build*/)."""
+    """Every C++ file under root, skipping hidden folders, build trees (build*/) and
+    tools/gpu_check_prepare.sh's copied dependencies (gpu_deps/)."""
     for folder, dirs, files in os.walk(root):
         top = os.path.relpath(folder, root) == "."
-        dirs[:] = sorted(d for d in dirs
-                         if not d.startswith(".") and not (top and d.startswith("build")))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and
+                         not (top and (d.startswith("build") or d == "gpu_deps")))
         for name in sorted(files):
             if name.endswith(CPP_SUFFIXES):
                 yield os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")

@@ -42,6 +42,7 @@ CLEAN_LAYERING = {
     "tests/fuzz/fuzz_input.h": "#pragma once\n",
     "hardware_profiles/nodes/dgx.json": "{}\n",
     "build/generated/any.cpp": '#include "tools/main.h"\n',  # build trees are skipped
+    "gpu_deps/include/CLI/CLI.hpp": '#include "tools/main.h"\n',  # copied dependencies too
 }
 
 
