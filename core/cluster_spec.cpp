@@ -1,5 +1,6 @@
 #include "core/cluster_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -83,6 +84,26 @@ void read_precision_table(JsonReader& parent, std::string_view key, FigureReader
   table->finish();
 }
 
+// gpu.gemm_ramps: {"fp32": {"m_half", "n_half", "k_half"}, ...}, a precision's own ramps.
+void read_gemm_ramps(JsonReader& gpu, FigureReader& figures, GpuSpec& g) {
+  auto ramps = gpu.optional_object("gemm_ramps");
+  if (!ramps) return;
+  for (const auto& [name, value] : gpu.find("gemm_ramps")->items()) {
+    const auto precision = parse_precision(name);
+    if (!precision) ramps->fail(name, "a precision key", "fp32, fp16, bf16 or fp8");
+    JsonReader one = ramps->object(name);
+    GpuSpec::GemmRamps& r = g.gemm_ramps_by_precision[static_cast<int>(*precision)];
+    r.m_half = figures.require(one, "m_half", 0, 1e6);
+    r.n_half = figures.require(one, "n_half", 0, 1e6);
+    r.k_half = figures.require(one, "k_half", 0, 1e6);
+    // A zero m_half would read as "the node's": keep the fitted ramps as given.
+    r.m_half = std::max(r.m_half, 1e-9);
+    one.allow("source");
+    one.finish();
+  }
+  ramps->finish();
+}
+
 }  // namespace
 
 const char* to_string(Precision precision) {
@@ -161,6 +182,11 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
       g.attention_forward_tflops = figures.get(*attention, "forward", 0, 0, 1e7);
       g.attention_backward_tflops = figures.get(*attention, "backward", 0, 0, 1e7);
       attention->finish();
+    }
+    read_gemm_ramps(gpu, figures, g);
+    if (gpu.has("kernel_figures_precision")) {
+      g.kernel_figures_precision = parse_precision(
+          gpu.require_choice("kernel_figures_precision", {"fp32", "fp16", "bf16", "fp8"}));
     }
     gpu.allow("notes");
     gpu.finish();
@@ -262,6 +288,21 @@ Json collective_fits_to_json(const std::vector<CollectiveFit>& fits) {
   return out;
 }
 
+namespace {
+
+Json gemm_ramps_to_json(const GpuSpec& gpu) {
+  Json out = Json::object();
+  for (int i = 0; i < kNumPrecisions; ++i) {
+    const GpuSpec::GemmRamps& r = gpu.gemm_ramps_by_precision[i];
+    if (r.m_half <= 0) continue;
+    out[std::string(kPrecisionNames[i])] = {
+        {"m_half", r.m_half}, {"n_half", r.n_half}, {"k_half", r.k_half}};
+  }
+  return out;
+}
+
+}  // namespace
+
 Json node_figures_to_json(const NodeSpec& node) {
   Json tflops = Json::object();
   Json efficiency = Json::object();
@@ -269,45 +310,52 @@ Json node_figures_to_json(const NodeSpec& node) {
     tflops[std::string(kPrecisionNames[i])] = node.gpu.dense_tflops[i];
     efficiency[std::string(kPrecisionNames[i])] = node.gpu.matmul_efficiency[i];
   }
-  return {{"name", node.name},
-          {"description", node.description},
-          {"gpus_per_node", node.gpus_per_node},
-          {"gpu",
-           {{"name", node.gpu.name},
-            {"vendor", node.gpu.vendor},
-            {"architecture", node.gpu.architecture},
-            {"memory_gib", node.gpu.memory_gib},
-            {"hbm_bandwidth_gbps", node.gpu.hbm_bandwidth_gbps},
-            {"hbm_efficiency", node.gpu.hbm_efficiency},
-            {"sustained_clock_fraction", node.gpu.sustained_clock_fraction},
-            {"dense_tflops", tflops},
-            {"matmul_efficiency", efficiency},
-            {"sm_count", node.gpu.sm_count},
-            {"l2_cache_mib", node.gpu.l2_cache_mib},
-            {"kernel_launch_us", node.gpu.kernel_launch_us},
-            {"gemm_m_half", node.gpu.gemm_m_half},
-            {"gemm_n_half", node.gpu.gemm_n_half},
-            {"gemm_k_half", node.gpu.gemm_k_half},
-            {"gemm_tile_m", node.gpu.gemm_tile_m},
-            {"gemm_tile_n", node.gpu.gemm_tile_n},
-            {"kernel_gbps", node.gpu.kernel_gbps},
-            {"attention_tflops",
-             {{"forward", node.gpu.attention_forward_tflops},
-              {"backward", node.gpu.attention_backward_tflops}}}}},
-          {"intra_node",
-           {{"fabric", to_string(node.intra.fabric)},
-            {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},
-            {"busbw_efficiency", node.intra.busbw_efficiency},
-            {"nvls_allreduce_busbw_gbps", node.intra.nvls_allreduce_busbw_gbps},
-            {"island_gpus", node.intra.island_gpus},
-            {"island_bandwidth_gbps", node.intra.island_bandwidth_gbps},
-            {"latency_us", node.intra.latency_us}}},
-          {"inter_node",
-           {{"nics_per_node", node.inter.nics_per_node},
-            {"nic_gbit_per_s", node.inter.nic_gbit_per_s},
-            {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
-            {"latency_us", node.inter.latency_us}}},
-          {"collective_fits", collective_fits_to_json(node.collective_fits)}};
+  Json out = {{"name", node.name},
+              {"description", node.description},
+              {"gpus_per_node", node.gpus_per_node},
+              {"gpu",
+               {{"name", node.gpu.name},
+                {"vendor", node.gpu.vendor},
+                {"architecture", node.gpu.architecture},
+                {"memory_gib", node.gpu.memory_gib},
+                {"hbm_bandwidth_gbps", node.gpu.hbm_bandwidth_gbps},
+                {"hbm_efficiency", node.gpu.hbm_efficiency},
+                {"sustained_clock_fraction", node.gpu.sustained_clock_fraction},
+                {"dense_tflops", tflops},
+                {"matmul_efficiency", efficiency},
+                {"sm_count", node.gpu.sm_count},
+                {"l2_cache_mib", node.gpu.l2_cache_mib},
+                {"kernel_launch_us", node.gpu.kernel_launch_us},
+                {"gemm_m_half", node.gpu.gemm_m_half},
+                {"gemm_n_half", node.gpu.gemm_n_half},
+                {"gemm_k_half", node.gpu.gemm_k_half},
+                {"gemm_tile_m", node.gpu.gemm_tile_m},
+                {"gemm_tile_n", node.gpu.gemm_tile_n},
+                {"kernel_gbps", node.gpu.kernel_gbps},
+                {"attention_tflops",
+                 {{"forward", node.gpu.attention_forward_tflops},
+                  {"backward", node.gpu.attention_backward_tflops}}}}},
+              {"intra_node",
+               {{"fabric", to_string(node.intra.fabric)},
+                {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},
+                {"busbw_efficiency", node.intra.busbw_efficiency},
+                {"nvls_allreduce_busbw_gbps", node.intra.nvls_allreduce_busbw_gbps},
+                {"island_gpus", node.intra.island_gpus},
+                {"island_bandwidth_gbps", node.intra.island_bandwidth_gbps},
+                {"latency_us", node.intra.latency_us}}},
+              {"inter_node",
+               {{"nics_per_node", node.inter.nics_per_node},
+                {"nic_gbit_per_s", node.inter.nic_gbit_per_s},
+                {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
+                {"latency_us", node.inter.latency_us}}},
+              {"collective_fits", collective_fits_to_json(node.collective_fits)}};
+  // Written only when set, so nodes without them read as before.
+  Json ramps = gemm_ramps_to_json(node.gpu);
+  if (!ramps.empty()) out["gpu"]["gemm_ramps"] = ramps;
+  if (node.gpu.kernel_figures_precision) {
+    out["gpu"]["kernel_figures_precision"] = to_string(*node.gpu.kernel_figures_precision);
+  }
+  return out;
 }
 }  // namespace
 

@@ -33,7 +33,9 @@ struct GpuSpec {
   double memory_gib = 0;          // usable device memory
   double hbm_bandwidth_gbps = 0;  // datasheet, GB/s
   double hbm_efficiency = 0.9;    // achievable fraction for streaming kernels (measured)
-  // Dense tensor throughput per precision, TFLOP/s; 0 where unsupported (fp32 means TF32).
+  // Dense tensor throughput per precision, TFLOP/s; 0 where unsupported. fp32 means TF32 in
+  // the presets; in a CUDA profile it is cuBLAS's default fp32 math on the CUDA cores (no
+  // TF32), which PyTorch's default and parplan's executor use.
   std::array<double, kNumPrecisions> dense_tflops{};
   // Measured maximum achievable matmul throughput as a fraction of dense peak (MAMF).
   std::array<double, kNumPrecisions> matmul_efficiency{};
@@ -55,6 +57,14 @@ struct GpuSpec {
   // forward, 10*b*h*s^2*d backward); 0: use the flash-attention model.
   double attention_forward_tflops = 0;
   double attention_backward_tflops = 0;
+  // The precision the measured kernel figures above (kernel_gbps, attention_tflops) were taken
+  // in: jobs of another precision use the models instead (a CUDA profile times the executor's
+  // fp32 kernels, which say nothing of a bf16 framework's). Unset: every job uses them (a CPU
+  // profile: its executor computes in fp32 whatever the job's precision).
+  std::optional<Precision> kernel_figures_precision;
+  bool kernel_figures_apply(Precision job_precision) const {
+    return !kernel_figures_precision || *kernel_figures_precision == job_precision;
+  }
   // GEMM efficiency by shape (core/gemm_efficiency.h): a dimension equal to its *_half
   // value halves the throughput of large GEMMs (pipeline fill, under-filled tiles); tiles of
   // gemm_tile_m x gemm_tile_n spread over sm_count processors in waves (0 disables waves).
@@ -63,6 +73,19 @@ struct GpuSpec {
   double gemm_k_half = 128;
   int64_t gemm_tile_m = 128;
   int64_t gemm_tile_n = 256;
+  // A precision whose GEMM kernels fill differently from the node's (a CUDA profile's fp32
+  // GEMMs run on the CUDA cores, not the tensor cores): its own fitted ramps; m_half <= 0
+  // means the node's gemm_*_half.
+  struct GemmRamps {
+    double m_half = 0;
+    double n_half = 0;
+    double k_half = 0;
+  };
+  std::array<GemmRamps, kNumPrecisions> gemm_ramps_by_precision{};
+  GemmRamps gemm_ramps(Precision p) const {
+    const GemmRamps& own = gemm_ramps_by_precision[static_cast<int>(p)];
+    return own.m_half > 0 ? own : GemmRamps{gemm_m_half, gemm_n_half, gemm_k_half};
+  }
 
   double peak_tflops(Precision p) const { return dense_tflops[static_cast<int>(p)]; }
   // The precision whose peak a GEMM of precision p runs at: p itself where the GPU has a

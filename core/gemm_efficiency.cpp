@@ -45,9 +45,9 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& s, Precision precisi
   const double m = static_cast<double>(s.m);
   const double n = static_cast<double>(s.n);
   const double k = static_cast<double>(s.k);
+  const GpuSpec::GemmRamps half = gpu.gemm_ramps(precision);
   if (gpu.sm_count <= 0 || gpu.gemm_tile_m <= 0 || gpu.gemm_tile_n <= 0) {
-    const double f =
-        (m / (m + gpu.gemm_m_half)) * (n / (n + gpu.gemm_n_half)) * (k / (k + gpu.gemm_k_half));
+    const double f = (m / (m + half.m_half)) * (n / (n + half.n_half)) * (k / (k + half.k_half));
     return std::clamp(gpu.max_matmul_efficiency(precision) * f, 1e-6, 1.0);
   }
   // The machine computes whole tiles in whole waves: of the m_pad * n_pad outputs of whole
@@ -68,8 +68,8 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& s, Precision precisi
   const double tiles = output_tiles * splits;
   const double depth = k / splits;
   const double waves = std::ceil(tiles / sms);
-  const double ramps = (m / (m + gpu.gemm_m_half)) * (n / (n + gpu.gemm_n_half));
-  const double padded = ramps * (depth / (depth + gpu.gemm_k_half)) * tiles / (waves * sms);
+  const double ramps = (m / (m + half.m_half)) * (n / (n + half.n_half));
+  const double padded = ramps * (depth / (depth + half.k_half)) * tiles / (waves * sms);
   const double useful = (m * n) / (m_pad * n_pad);
   return std::clamp(gpu.max_matmul_efficiency(precision) * padded * useful, 1e-6, 1.0);
 }

@@ -65,7 +65,8 @@ AttentionCore attention_core(const CostContext& ctx) {
   AttentionCore core;
   core.model_flops_forward = 0.5 * full;
   const Precision precision = attention_precision_of(tr);
-  if (gpu.attention_forward_tflops > 0 && gpu.attention_backward_tflops > 0) {
+  if (gpu.attention_forward_tflops > 0 && gpu.attention_backward_tflops > 0 &&
+      gpu.kernel_figures_apply(tr.precision)) {
     // A measured attention kernel (a profile of this machine): its throughput is counted over
     // the whole score matrix, 4 b h s^2 d forward and 10 b h s^2 d backward.
     const double square = b * heads * s * s * qk_dim / static_cast<double>(p.cp);

@@ -125,8 +125,10 @@ double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s, dou
 }
 
 // Seconds of the optimizer step over `updated` parameters.
-double optimizer_step_s(double updated, const GpuSpec& gpu, const FrameworkTraits& traits) {
-  if (auto it = gpu.kernel_gbps.find("adamw"); it != gpu.kernel_gbps.end()) {
+double optimizer_step_s(double updated, const GpuSpec& gpu, const FrameworkTraits& traits,
+                        Precision job_precision) {
+  auto it = gpu.kernel_gbps.find("adamw");
+  if (it != gpu.kernel_gbps.end() && gpu.kernel_figures_apply(job_precision)) {
     // A measured AdamW kernel (profile): seven arrays per parameter, as the probe counts;
     // an unfused optimizer moves its traffic relative to a fused step on top.
     return updated * 7 * traits.grad_bytes / gbps_to_bytes_per_s(it->second) *
@@ -187,7 +189,8 @@ DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& t
             : comm.gather_s;
     exposed += gather_exposed;
     out.hidden_s = std::max(out.hidden_s, comm.reduce_s + comm.gather_s - exposed);
-    out.optimizer_s[s] = optimizer_step_s(updated_params(sp, plan, trainable), node.gpu, traits);
+    out.optimizer_s[s] = optimizer_step_s(updated_params(sp, plan, trainable), node.gpu, traits,
+                                          job.training.precision);
   }
   return out;
 }

@@ -32,8 +32,8 @@ double comm_sm_fraction(const GpuSpec& gpu) {
 }
 
 double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& traits,
-                                 const char* kind) {
-  if (kind != nullptr) {
+                                 const char* kind, Precision job_precision) {
+  if (kind != nullptr && gpu.kernel_figures_apply(job_precision)) {
     if (auto it = gpu.kernel_gbps.find(kind); it != gpu.kernel_gbps.end())
       return gbps_to_bytes_per_s(it->second);
   }

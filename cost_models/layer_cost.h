@@ -76,9 +76,11 @@ double comm_sm_fraction(const GpuSpec& gpu);
 
 // Bytes per second of a memory-bound kernel: a measured kernel of that kind (GpuSpec::
 // kernel_gbps, from a profile of the machine), else the framework's share of the achievable
-// HBM bandwidth (FrameworkTraits::memory_kernel_bandwidth_fraction).
+// HBM bandwidth (FrameworkTraits::memory_kernel_bandwidth_fraction). The measured figures
+// count only for jobs of the precision they were taken in (GpuSpec::kernel_figures_apply).
 double memory_kernel_bytes_per_s(const GpuSpec& gpu, const FrameworkTraits& traits,
-                                 const char* kind = nullptr);
+                                 const char* kind = nullptr,
+                                 Precision job_precision = Precision::Bf16);
 
 // Load-imbalance allowance for routed experts: the busiest expert rank processes this many
 // times the mean token count (stated assumption; auxiliary-loss-balanced routers keep the

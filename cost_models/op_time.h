@@ -44,8 +44,9 @@ struct OpTime {
 
   // A memory-bound kernel moving `bytes` (memory_kernel_bytes_per_s), at least one launch.
   double memory(double bytes, const char* kind = nullptr) const {
-    return std::max(gpu.kernel_launch_us * kUs,
-                    bytes / memory_kernel_bytes_per_s(gpu, ctx.traits, kind));
+    return std::max(
+        gpu.kernel_launch_us * kUs,
+        bytes / memory_kernel_bytes_per_s(gpu, ctx.traits, kind, ctx.training->precision));
   }
 };
 

@@ -15,15 +15,18 @@ namespace parplan::profiler {
 
 // A kernel of the program the profile is for (e.g. the executor's CPU ops), timed beside the
 // reference kernels. Memory-bound kernels give `bytes` (read + written per call) and land in
-// the node's kernel_gbps under `name`; compute kernels give `flops` instead (attention).
+// the node's kernel_gbps under `name`; compute kernels give `flops` instead (attention); a
+// GEMM gives its `gemm` shape and joins the profile's GEMM measurements at `precision`.
 // Supplied by tools/ (which links both the profiler and the executor).
 struct KernelProbe {
-  std::string name;  // e.g. "gelu_forward", "attention_backward"
+  std::string name;  // e.g. "gelu_forward", "attention_backward", "gemm"
   int64_t rows = 0;
   int64_t cols = 0;
   double bytes = 0;
   double flops = 0;
   std::function<void()> run;
+  GemmShape gemm{0, 0, 0, 1};  // m > 0: a GEMM of this shape
+  std::string precision = "fp32";
 };
 
 struct ProfileOptions {
@@ -41,6 +44,9 @@ struct ProfileOptions {
   double target_sample_s = 0.002;            // repetitions per sample are sized to this
   std::function<void(const std::string&)> progress;  // rank 0 progress lines; may be empty
   std::vector<KernelProbe> kernel_probes;            // CPU backend: timed after the references
+  // CUDA backend: the program's kernels on the rank's GPU (made once the backend has chosen
+  // it, from the node-local rank), enqueued on the legacy default stream and timed there.
+  std::function<std::vector<KernelProbe>(int node_local_rank)> device_kernel_probes;
 };
 
 // Defaults: full runs stop at 1 % noise (MAD) after >= 5 samples or a 2 s budget; --quick at

@@ -234,6 +234,7 @@ struct GemmSection {
   Json notes = Json::array();
   Json dense = Json::object();
   Json efficiency = Json::object();
+  Json ramps = Json::object();  // a precision's own *_half ramps (gpu.gemm_ramps)
 };
 
 void split_gemm_precisions(const RawProfile& raw, GemmSection& g) {
@@ -248,16 +249,46 @@ void split_gemm_precisions(const RawProfile& raw, GemmSection& g) {
                 " for the node's GEMM model");
 }
 
-void fit_other_precisions(const RawProfile& raw, double bandwidth_gbps, GemmSection& g) {
+// A GPU's fp32 GEMMs (the executor's cuBLAS fp32 math on the CUDA cores) fill the machine
+// unlike its tensor-core GEMMs: their own fit gives the node's fp32 peak share and ramps.
+void own_precision_figures(const RawProfile& raw, const Figures& figure, const std::string& p,
+                           const GemmFits& fit, GemmSection& g) {
+  const GemmModel& model = fit.result.model;
+  const std::string detail = "fit of the GEMM model (core/gemm_efficiency.h) to " +
+                             std::to_string(fit.result.points) + " " + p + " shapes alone, rms " +
+                             percent(fit.result.rms_relative_error);
+  const auto peak_it = raw.device.peak_tflops.find(p);
+  const double peak = peak_it != raw.device.peak_tflops.end() ? peak_it->second : 0.0;
+  const double asymptote = model.throughput_tflops[0];
+  if (peak > 0 && asymptote <= peak) {
+    g.dense[p] = figure.derived(peak, raw.device.peak_source);
+    g.efficiency[p] = figure.measured(
+        asymptote / peak, "asymptotic " + format(asymptote, 4) + " TFLOP/s of the peak; " + detail);
+  } else {
+    g.dense[p] = figure.measured(asymptote, "asymptotic throughput, " + detail);
+    g.efficiency[p] = figure.measured(1.0, "the peak above is the achieved asymptote");
+  }
+  g.ramps[p] = {{"m_half", figure.measured(model.m_half, detail)},
+                {"n_half", figure.measured(model.n_half, detail)},
+                {"k_half", figure.measured(model.k_half, detail)}};
+}
+
+void fit_other_precisions(const RawProfile& raw, const Figures& figure, double bandwidth_gbps,
+                          GemmSection& g) {
   for (const auto& p : g.other_precisions) {
     const GemmFits extra = fit_gemms(raw, {p}, bandwidth_gbps);
     g.fits[p] = gemm_fit_json(extra, raw);
+    const bool own = raw.device.backend != "cpu" && parse_precision(p).has_value();
+    if (own) own_precision_figures(raw, figure, p, extra, g);
     const GemmModel& model = extra.result.model;
     g.notes.push_back(p + " GEMM: asymptotic " + format(model.throughput_tflops[0], 4) +
                       " TFLOP/s, m/n/k_half " + format(model.m_half, 3) + "/" +
                       format(model.n_half, 3) + "/" + format(model.k_half, 3) + ", launch " +
-                      format(model.launch_us, 3) + " us (profile fits.gemm." + p +
-                      "); the node's figures are " + g.node_precisions.front() + "'s");
+                      format(model.launch_us, 3) + " us (profile fits.gemm." + p + "); " +
+                      (own ? "the node's " + p +
+                                 " figures (dense_tflops, matmul_efficiency, "
+                                 "gemm_ramps) are this fit's"
+                           : "the node's figures are " + g.node_precisions.front() + "'s"));
   }
 }
 
@@ -292,7 +323,7 @@ GemmSection gemm_section(const RawProfile& raw, const Figures& figure, double ba
   split_gemm_precisions(raw, g);
   g.node_fit = fit_gemms(raw, g.node_precisions, bandwidth_gbps);
   g.fits["node"] = gemm_fit_json(g.node_fit, raw);
-  fit_other_precisions(raw, bandwidth_gbps, g);
+  fit_other_precisions(raw, figure, bandwidth_gbps, g);
   g.detail = "fit of the GEMM model (core/gemm_efficiency.h) to " +
              std::to_string(g.node_fit.result.points) + " shapes, rms error " +
              percent(g.node_fit.result.rms_relative_error);
@@ -392,6 +423,11 @@ void add_kernel_probes(const RawProfile& raw, const Figures& figure, Json& gpu) 
   }
   if (!kernel_gbps.empty()) gpu["kernel_gbps"] = kernel_gbps;
   if (!attention.empty()) gpu["attention_tflops"] = attention;
+  // A GPU's program kernels are the executor's fp32 ones: they describe fp32 jobs only (a
+  // CPU profile's describe the CPU executor, which computes fp32 for every job).
+  if (raw.device.backend != "cpu" && (!kernel_gbps.empty() || !attention.empty())) {
+    gpu["kernel_figures_precision"] = largest.begin()->second->precision;
+  }
 }
 
 Json gpu_json(const RawProfile& raw, const Figures& figure, const MemoryFigures& memory,
@@ -425,6 +461,7 @@ Json gpu_json(const RawProfile& raw, const Figures& figure, const MemoryFigures&
       {"gemm_n_half", figure.measured(model.n_half, gemm.detail)},
       {"gemm_k_half", figure.measured(model.k_half, gemm.detail)}};
   add_kernel_probes(raw, figure, gpu);
+  if (!gemm.ramps.empty()) gpu["gemm_ramps"] = gemm.ramps;
   if (raw.device.l2_cache_mib > 0) {
     gpu["l2_cache_mib"] = figure.derived(raw.device.l2_cache_mib, raw.device.l2_cache_source);
   }

@@ -252,6 +252,13 @@ void run_profile(const ProfileCliOptions& cli, const std::string& command_line) 
   // The executor's own CPU kernels, so that `validate --run` predicts it with what it runs.
   if (cli.backend == "cpu" && options.measure_memory)
     options.kernel_probes = executor_cpu_probes(cli.quick);
+  // On a GPU, its CUDA kernels and fp32 GEMMs, made once the backend has chosen the GPU.
+  if (cli.backend == "cuda" && options.measure_memory && options.measure_gemm) {
+    const bool quick = cli.quick;
+    options.device_kernel_probes = [quick](int node_local_rank) {
+      return executor_cuda_probes(quick, node_local_rank);
+    };
+  }
   check_output_folder(cli.out);
   auto backend = profiler::make_backend(cli.backend);
   auto group = profiler::start_process_group();

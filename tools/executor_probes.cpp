@@ -1,7 +1,7 @@
 #include "tools/executor_probes.h"
 
+#include <algorithm>
 #include <memory>
-#include <numeric>
 #include <vector>
 
 #include "executor/backends.h"
@@ -13,54 +13,59 @@ namespace {
 
 using executor::Compute;
 
-// Buffers shared by the probes of one size, kept alive by the closures.
+// The executor's Compute and the buffers its probes use, kept alive by the closures; buffers
+// live where the backend computes (host memory on CPU, device memory on a GPU).
 struct Arena {
   std::unique_ptr<Compute<float>> compute;
-  std::vector<std::vector<float>> buffers;
+  std::vector<void*> buffers;
+  ~Arena() {
+    for (void* p : buffers) compute->release(p);
+  }
+  // n floats of value + 0.001 * (i % 97).
   float* buffer(std::size_t n, float value = 0.5f) {
-    buffers.emplace_back(n, value);
-    for (std::size_t i = 0; i < n; ++i)
-      buffers.back()[i] = value + 0.001f * static_cast<float>(i % 97);
-    return buffers.back().data();
+    std::vector<float> host(n);
+    for (std::size_t i = 0; i < n; ++i) host[i] = value + 0.001f * static_cast<float>(i % 97);
+    buffers.push_back(compute->allocate(n * sizeof(float)));
+    compute->copy_to_device(buffers.back(), host.data(), n * sizeof(float));
+    return static_cast<float*>(buffers.back());
   }
 };
 
 constexpr double kF = sizeof(float);
 
-}  // namespace
+struct ProbeSizes {
+  int64_t rows = 0;   // rows x width: a memory-resident activation
+  int64_t width = 0;  // the hidden size
+  executor::AttentionShape attention;
+};
 
-std::vector<profiler::KernelProbe> executor_cpu_probes(bool quick) {
-  auto arena = std::make_shared<Arena>();
-  arena->compute = executor::make_compute<float>(executor::Backend::Cpu, 0, 0);
-  Compute<float>& c = *arena->compute;
-  // Rows x width of a memory-resident activation (about 16 MiB) and of an MLP activation.
-  const int64_t rows = quick ? 2048 : 4096;
-  const int64_t width = 1024;
+using Add =
+    std::function<void(const char*, int64_t, int64_t, double, double, std::function<void()>)>;
+
+void add_memory_bound_probes(Arena& arena, const ProbeSizes& sizes, const Add& add) {
+  Compute<float>& c = *arena.compute;
+  const int64_t rows = sizes.rows;
+  const int64_t width = sizes.width;
   const int64_t ffn = 4 * width;
   const int64_t n = rows * width;
   const auto nn = static_cast<std::size_t>(n);
-  float* x = arena->buffer(nn);
-  float* y = arena->buffer(nn);
-  float* dy = arena->buffer(nn);
-  float* dx = arena->buffer(nn);
-  float* w = arena->buffer(static_cast<std::size_t>(width), 1.0f);
-  float* b = arena->buffer(static_cast<std::size_t>(width), 0.0f);
-  float* dw = arena->buffer(static_cast<std::size_t>(width));
-  float* db = arena->buffer(static_cast<std::size_t>(width));
-  float* mean = arena->buffer(static_cast<std::size_t>(rows));
-  float* rstd = arena->buffer(static_cast<std::size_t>(rows), 1.0f);
+  float* x = arena.buffer(nn);
+  float* y = arena.buffer(nn);
+  float* dy = arena.buffer(nn);
+  float* dx = arena.buffer(nn);
+  float* w = arena.buffer(static_cast<std::size_t>(width), 1.0f);
+  float* b = arena.buffer(static_cast<std::size_t>(width), 0.0f);
+  float* dw = arena.buffer(static_cast<std::size_t>(width));
+  float* db = arena.buffer(static_cast<std::size_t>(width));
+  float* mean = arena.buffer(static_cast<std::size_t>(rows));
+  float* rstd = arena.buffer(static_cast<std::size_t>(rows), 1.0f);
   const int64_t act_rows = rows / 4;  // rows x (2 ffn) fits the same budget
   const auto fc_n = static_cast<std::size_t>(act_rows * 2 * ffn);
-  float* fc = arena->buffer(fc_n);
-  float* dfc = arena->buffer(fc_n);
-  float* act = arena->buffer(fc_n / 2);
-  float* dact = arena->buffer(fc_n / 2);
+  float* fc = arena.buffer(fc_n);
+  float* dfc = arena.buffer(fc_n);
+  float* act = arena.buffer(fc_n / 2);
+  float* dact = arena.buffer(fc_n / 2);
 
-  std::vector<profiler::KernelProbe> probes;
-  auto add = [&](const char* name, int64_t r, int64_t cols, double bytes, double flops,
-                 std::function<void()> run) {
-    probes.push_back({name, r, cols, bytes, flops, [arena, run = std::move(run)] { run(); }});
-  };
   add("layernorm_forward", rows, width, 2 * kF * n, 0, [&c, y, mean, rstd, x, w, b, rows, width] {
     c.layernorm_forward(y, mean, rstd, x, w, b, rows, width);
   });
@@ -87,23 +92,21 @@ std::vector<profiler::KernelProbe> executor_cpu_probes(bool quick) {
     executor::AdamWConfig config;
     c.adamw(x, dy, y, dx, n, config, true);
   });
+}
 
-  // Attention at a shape of the executor's small models: the whole score matrix is computed
-  // (forward: q k^T and p v; backward: five products), 4 b h s^2 d / 10 b h s^2 d FLOPs.
-  executor::AttentionShape shape;
-  shape.seq = quick ? 256 : 512;
-  shape.batch = 2;
-  shape.heads = 4;
-  shape.groups = 4;
-  shape.head_dim = 64;
+// Attention at the shape given: its throughput is counted over the whole score matrix
+// (forward: q k^T and p v; backward: five products), 4 b h s^2 d / 10 b h s^2 d FLOPs.
+void add_attention_probes(Arena& arena, const executor::AttentionShape& shape, const Add& add) {
+  Compute<float>& c = *arena.compute;
   const auto qkv_n = static_cast<std::size_t>(shape.rows() * shape.qkv_width());
-  float* qkv = arena->buffer(qkv_n, 0.01f);
-  float* dqkv = arena->buffer(qkv_n);
-  float* out = arena->buffer(static_cast<std::size_t>(shape.rows() * shape.heads * shape.head_dim));
-  float* dout =
-      arena->buffer(static_cast<std::size_t>(shape.rows() * shape.heads * shape.head_dim), 0.01f);
-  float* lse = arena->buffer(static_cast<std::size_t>(shape.batch * shape.heads * shape.seq));
-  float* scratch = arena->buffer(static_cast<std::size_t>(c.attention_scratch_elements(shape)));
+  const auto out_n = static_cast<std::size_t>(shape.rows() * shape.heads * shape.head_dim);
+  float* qkv = arena.buffer(qkv_n, 0.01f);
+  float* dqkv = arena.buffer(qkv_n);
+  float* out = arena.buffer(out_n);
+  float* dout = arena.buffer(out_n, 0.01f);
+  float* lse = arena.buffer(static_cast<std::size_t>(shape.batch * shape.heads * shape.seq));
+  float* scratch = arena.buffer(
+      static_cast<std::size_t>(std::max<int64_t>(1, c.attention_scratch_elements(shape))));
   const double square = static_cast<double>(shape.batch * shape.heads) *
                         static_cast<double>(shape.seq * shape.seq) *
                         static_cast<double>(shape.head_dim);
@@ -113,6 +116,97 @@ std::vector<profiler::KernelProbe> executor_cpu_probes(bool quick) {
       [&c, dqkv, scratch, dout, qkv, lse, shape] {
         c.attention_backward(dqkv, scratch, dout, qkv, lse, shape);
       });
+}
+
+std::vector<profiler::KernelProbe> executor_probes(std::shared_ptr<Arena> arena,
+                                                   const ProbeSizes& sizes) {
+  std::vector<profiler::KernelProbe> probes;
+  const Add add = [&probes, arena](const char* name, int64_t r, int64_t cols, double bytes,
+                                   double flops, std::function<void()> run) {
+    probes.push_back({name, r, cols, bytes, flops, [arena, run = std::move(run)] { run(); }});
+  };
+  add_memory_bound_probes(*arena, sizes, add);
+  add_attention_probes(*arena, sizes.attention, add);
+  return probes;
+}
+
+// Row-major (m x k) by (k x n) GEMMs of a transformer layer's projections for hidden sizes
+// about 1024 (qkv, output, MLP, logits), over token counts from a short micro-batch to a long
+// one, and narrow ones that price the ramps: enough points for the GEMM model's fit.
+std::vector<GemmShape> executor_gemm_shapes(bool quick) {
+  const std::vector<int64_t> tokens =
+      quick ? std::vector<int64_t>{256, 1024, 4096} : std::vector<int64_t>{128, 512, 2048, 8192};
+  const std::vector<std::pair<int64_t, int64_t>> n_by_k = {
+      {1024, 1024},  {3072, 1024}, {4096, 1024}, {1024, 4096},
+      {32768, 1024}, {128, 1024},  {1024, 128}};
+  std::vector<GemmShape> shapes;
+  for (const int64_t m : tokens) {
+    for (const auto& [n, k] : n_by_k) shapes.push_back({m, n, k, 1});
+  }
+  return shapes;
+}
+
+void add_gemm_probes(Arena& arena, bool quick, std::vector<profiler::KernelProbe>& probes,
+                     const std::shared_ptr<Arena>& keep) {
+  const std::vector<GemmShape> shapes = executor_gemm_shapes(quick);
+  int64_t a_n = 0, b_n = 0, c_n = 0;
+  for (const auto& s : shapes) {
+    a_n = std::max(a_n, s.m * s.k);
+    b_n = std::max(b_n, s.k * s.n);
+    c_n = std::max(c_n, s.m * s.n);
+  }
+  float* a = arena.buffer(static_cast<std::size_t>(a_n), 0.01f);
+  float* b = arena.buffer(static_cast<std::size_t>(b_n), 0.01f);
+  float* c = arena.buffer(static_cast<std::size_t>(c_n), 0.0f);
+  Compute<float>& compute = *arena.compute;
+  for (const auto& s : shapes) {
+    profiler::KernelProbe probe;
+    probe.name = "gemm";
+    probe.rows = s.m;
+    probe.cols = s.n;
+    probe.flops = gemm_flops(s);
+    probe.gemm = s;
+    probe.precision = "fp32";
+    probe.run = [keep, &compute, a, b, c, s] {
+      compute.gemm(false, false, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, c, s.n);
+    };
+    probes.push_back(std::move(probe));
+  }
+}
+
+}  // namespace
+
+std::vector<profiler::KernelProbe> executor_cpu_probes(bool quick) {
+  auto arena = std::make_shared<Arena>();
+  arena->compute = executor::make_compute<float>(executor::Backend::Cpu, 0, 0);
+  // Rows x width of a memory-resident activation (about 16 MiB) and of an MLP activation;
+  // attention at a shape of the executor's small CPU models.
+  ProbeSizes sizes;
+  sizes.rows = quick ? 2048 : 4096;
+  sizes.width = 1024;
+  sizes.attention.seq = quick ? 256 : 512;
+  sizes.attention.batch = 2;
+  sizes.attention.heads = 4;
+  sizes.attention.groups = 4;
+  sizes.attention.head_dim = 64;
+  return executor_probes(arena, sizes);
+}
+
+std::vector<profiler::KernelProbe> executor_cuda_probes(bool quick, int node_local_rank) {
+  auto arena = std::make_shared<Arena>();
+  arena->compute = executor::make_compute<float>(executor::Backend::Cuda, 0, node_local_rank);
+  // Activations of 32-64 MiB (beyond the L2 of current GPUs, as a GPU model's are) and
+  // attention at a 350M-class model's shape (tools/examples/gpu_check_job.json).
+  ProbeSizes sizes;
+  sizes.rows = quick ? 8192 : 16384;
+  sizes.width = 1024;
+  sizes.attention.seq = quick ? 1024 : 2048;
+  sizes.attention.batch = 4;
+  sizes.attention.heads = 16;
+  sizes.attention.groups = 16;
+  sizes.attention.head_dim = 64;
+  std::vector<profiler::KernelProbe> probes = executor_probes(arena, sizes);
+  add_gemm_probes(*arena, quick, probes, arena);
   return probes;
 }
 

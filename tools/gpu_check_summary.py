@@ -11,6 +11,10 @@ file + rename) with:
                    on sm_80/89/90), the fitted asymptote / peak
                    (node.gpu.matmul_efficiency.<precision>.value) and the joint fit
                    (fits.gemm.node.throughput_tflops); keys in profiler/README.md
+                   (fp32: the executor's cuBLAS GEMMs on the CUDA cores, fitted alone)
+  executor_kernels the executor's own kernels the profile timed (node.gpu.kernel_gbps,
+                   attention_tflops) and kernel_figures_precision, the job precision they
+                   describe
   nccl             the best all-reduce busbw_gbps of measurements.collectives (the multi-GPU
                    profile when there is one), or null with a reason
   executor         `parplan run --json` (executor/executor.cpp run_report_to_json) against
@@ -127,6 +131,22 @@ def gemm(profile, reason):
     return out
 
 
+def executor_kernels(profile):
+    """The executor's own kernels as the profile timed them (node.gpu: kernel_gbps,
+    attention_tflops, and the precision they describe), or None."""
+    if profile is None:
+        return None
+    node_gpu = (profile.get("node") or {}).get("gpu") or {}
+
+    def value(entry):
+        return entry.get("value") if isinstance(entry, dict) else entry
+
+    return {"precision": node_gpu.get("kernel_figures_precision"),
+            "kernel_gbps": {k: value(v) for k, v in (node_gpu.get("kernel_gbps") or {}).items()},
+            "attention_tflops": {k: value(v)
+                                 for k, v in (node_gpu.get("attention_tflops") or {}).items()}}
+
+
 def nccl(profiles):
     """Best all-reduce busbw over the profiles (multi-GPU first), with its size and group."""
     reasons = []
@@ -189,6 +209,7 @@ def summarize(out):
             "steps": steps,
             "gpu_tests": gpu_tests(out),
             "gemm": gemm(profile, profile_reason),
+            "executor_kernels": executor_kernels(profile),
             "nccl": nccl(profiles),
             "executor": executor(run, run_reason, sim, sim_reason)}
 

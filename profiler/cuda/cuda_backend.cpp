@@ -25,16 +25,20 @@ std::string architecture_of(int cc) {
 }
 
 double dense_flops_per_clock_per_sm(int cc, const std::string& precision) {
-  // A100 (sm_80): 312 TF bf16 = 108 SMs x 1.41 GHz x 2048; TF32 half of that.
-  // H100 (sm_90): 989 TF bf16 = 132 SMs x 1.83 GHz x 4096; fp8 twice, TF32 half.
+  // A100 (sm_80): 312 TF bf16 = 108 SMs x 1.41 GHz x 2048.
+  // H100 (sm_90): 989 TF bf16 = 132 SMs x 1.83 GHz x 4096; fp8 twice.
   // L40S / L4 (sm_89): 1024 bf16 with fp32 accumulation, fp8 twice (GeForce parts run fp32
   // accumulation at half rate: their efficiency then reads low, the product stays right).
+  // fp32 is cuBLAS's default fp32 math (no TF32: what the executor and PyTorch's default
+  // run) on the CUDA cores, one FMA (2 FLOP) per fp32 lane per clock: 64 lanes per SM on
+  // sm_80 (A100: 19.5 TF = 108 x 1.41 GHz x 128), 128 on sm_89 and sm_90 (H100 SXM: 67 TF =
+  // 132 x 1.98 GHz x 256) (NVIDIA A100, Ada and H100 whitepapers).
   // Other generations: unknown here; the fitted asymptote then stands as the peak.
-  const bool tf32 = precision == "fp32";
+  const bool fp32 = precision == "fp32";
   const bool fp8 = precision == "fp8";
-  if (cc == 80) return fp8 ? 0 : tf32 ? 1024 : 2048;
-  if (cc == 89) return fp8 ? 2048 : tf32 ? 512 : 1024;
-  if (cc == 90) return fp8 ? 8192 : tf32 ? 2048 : 4096;
+  if (cc == 80) return fp8 ? 0 : fp32 ? 128 : 2048;
+  if (cc == 89) return fp8 ? 2048 : fp32 ? 256 : 1024;
+  if (cc == 90) return fp8 ? 8192 : fp32 ? 256 : 4096;
   return 0;
 }
 
@@ -80,6 +84,7 @@ class CudaBackend final : public Backend {
       PARPLAN_CUDA_CHECK(cudaMalloc(&flush_, flush_bytes_));
       if (options.measure_gemm) measure_gemms(group, options, raw);
       if (options.measure_memory) measure_memory(group, options, raw);
+      if (options.device_kernel_probes) measure_program_kernels(group, options, raw);
       cudaFree(flush_);
       flush_ = nullptr;
       if (options.measure_collectives) {
@@ -129,7 +134,8 @@ class CudaBackend final : public Backend {
                     std::to_string(static_cast<int>(clock_hz / kMega)) +
                     " MHz (cudaDevAttrClockRate) x dense tensor FLOP per clock per SM of sm_" +
                     std::to_string(cc_) +
-                    " (NVIDIA architecture whitepapers); datasheets may quote a lower clock";
+                    " (NVIDIA architecture whitepapers; fp32: the CUDA cores' FMA rate, cuBLAS's "
+                    "default math without TF32); datasheets may quote a lower clock";
     const double memory_clock_hz = device_attribute(cudaDevAttrMemoryClockRate, device_) * kKilo;
     const double bus_bits = device_attribute(cudaDevAttrGlobalMemoryBusWidth, device_);
     d.peak_memory_gbps = 2.0 * memory_clock_hz * bus_bits / 8.0 / kGB;
@@ -150,21 +156,27 @@ class CudaBackend final : public Backend {
     d.software["kernel_timer"] = timer->name();
   }
 
-  void flush_l2() { PARPLAN_CUDA_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_)); }
+  void flush_l2(cudaStream_t stream) {
+    PARPLAN_CUDA_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream));
+  }
 
-  // A probe that flushes L2, then times `work` with the kernel timer; all ranks agree on the
-  // slowest rank's device time.
+  // A probe that flushes L2, then times `work` (enqueued on `stream`, the timer's) with the
+  // kernel timer; all ranks agree on the slowest rank's device time.
   Probe timed_probe(ProcessGroup& group, KernelTimer* timer, std::function<void()> work,
                     const ProfileOptions& options) {
+    return timed_probe(group, timer, std::move(work), options, stream_);
+  }
+  Probe timed_probe(ProcessGroup& group, KernelTimer* timer, std::function<void()> work,
+                    const ProfileOptions& options, cudaStream_t stream) {
     Probe probe;
-    probe.prepare = [this, work, options] {
+    probe.prepare = [work, options, stream] {
       for (int i = 0; i < std::max(1, options.stopping.warmup_runs); ++i) work();
-      PARPLAN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      PARPLAN_CUDA_CHECK(cudaStreamSynchronize(stream));
     };
-    probe.take = [this, &group, timer, work] {
+    probe.take = [this, &group, timer, work, stream] {
       CpuTimer wall;
       wall.start();
-      flush_l2();
+      flush_l2(stream);
       timer->start();
       work();
       const double seconds = group.max_over_ranks(timer->stop());
@@ -284,6 +296,48 @@ class CudaBackend final : public Backend {
     }
     cudaFree(src);
     cudaFree(dst);
+  }
+
+  // The profiled program's own kernels (ProfileOptions::device_kernel_probes, the executor's):
+  // made on this rank's GPU, enqueued on the legacy default stream as the executor does, and
+  // timed there with a timer on that stream. GEMMs join the GEMM records at their precision
+  // (fp32: the fit gives the node's fp32 figures), the others the memory-bound records.
+  void measure_program_kernels(ProcessGroup& group, const ProfileOptions& options,
+                               RawProfile& raw) {
+    const std::vector<KernelProbe> kernels = options.device_kernel_probes(group.local_rank());
+    if (kernels.empty()) return;
+    report(options, group,
+           "program kernels: " + std::to_string(kernels.size()) + " (the executor's, " +
+               "on the default stream)");
+    cudaStream_t legacy = nullptr;  // the legacy default stream
+    auto timer = timers_(legacy);
+    std::vector<Probe> probes;
+    for (const auto& k : kernels)
+      probes.push_back(timed_probe(group, timer.get(), k.run, options, legacy));
+    const auto times = run_interleaved(probes, options.stopping);
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const KernelProbe& k = kernels[i];
+      if (k.gemm.m > 0) {
+        GemmRecord record{k.gemm, k.precision, times[i]};
+        if (!record.time.converged) {
+          raw.warnings.push_back("GEMM " + k.precision + " " + to_string(k.gemm) +
+                                 " (executor): " + profiler::describe(record.time));
+        }
+        raw.gemm.push_back(std::move(record));
+        continue;
+      }
+      MemoryBoundRecord record;
+      record.kernel = k.name;
+      record.precision = k.precision;
+      record.rows = k.rows;
+      record.cols = k.cols;
+      record.bytes = k.bytes;
+      record.flops = k.flops;
+      record.probe = true;
+      record.time = times[i];
+      raw.memory_bound.push_back(std::move(record));
+    }
+    PARPLAN_CUDA_CHECK(cudaStreamSynchronize(legacy));
   }
 
   std::map<std::string, std::string> software_;

@@ -66,6 +66,20 @@ TEST(GemmEfficiency, ADimensionAtItsHalfValueHalvesTheThroughput) {
   EXPECT_NEAR(gemm_efficiency(gpu, {64, 8192, 128}, Precision::Bf16), 0.2, 1e-12);
 }
 
+TEST(GemmEfficiency, APrecisionWithItsOwnRampsUsesThemAndOnlyIt) {
+  // A CUDA profile's fp32 GEMMs (CUDA cores) fill the machine unlike its bf16 tensor-core ones:
+  // fp32 at its own k_half of 256 runs a 256-deep GEMM at half its maximum; bf16 keeps the node's.
+  GpuSpec gpu = plain_gpu();
+  gpu.dense_tflops[static_cast<int>(Precision::Fp32)] = 60;
+  gpu.matmul_efficiency[static_cast<int>(Precision::Fp32)] = 0.75;
+  gpu.gemm_ramps_by_precision[static_cast<int>(Precision::Fp32)] = {1e-9, 1e-9, 256};
+  EXPECT_NEAR(gemm_efficiency(gpu, {4096, 4096, 256}, Precision::Fp32), 0.75 * 0.5, 1e-9);
+  EXPECT_NEAR(gemm_efficiency(gpu, {4096, 4096, 256}, Precision::Bf16), 0.8, 1e-12);
+  // m_half <= 0: the node's ramps.
+  gpu.gemm_ramps_by_precision[static_cast<int>(Precision::Fp32)] = {};
+  EXPECT_NEAR(gemm_efficiency(gpu, {4096, 4096, 256}, Precision::Fp32), 0.75, 1e-12);
+}
+
 TEST(GemmEfficiency, TheLastWaveOfTilesLeavesProcessorsIdle) {
   // Five 128x128 tiles on four processors run in two waves: 5 / 8 of the machine is used.
   GpuSpec gpu = plain_gpu();

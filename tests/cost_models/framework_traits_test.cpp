@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/json_input.h"
+#include "cost_models/layer_cost.h"
 #include "cost_models/memory_model.h"
+#include "cost_models/step_model.h"
 
 namespace parplan::cost {
 namespace {
@@ -31,6 +33,27 @@ TEST(FrameworkTraits, MptUnderLlmFoundryKeepsNoDropoutMasks) {
   const double without = estimate_memory(foundry).stages.front().activations_bytes;
   const double sbh = 2048.0 * 2 * 2048;
   EXPECT_NEAR(with_masks - without, (4 * 2 + 1) * sbh, 1e-6 * with_masks);
+}
+
+TEST(MeasuredKernels, CountOnlyForJobsOfThePrecisionTheyWereTakenIn) {
+  // A CUDA profile's kernel figures are the executor's fp32 kernels (GpuSpec::
+  // kernel_figures_precision): a bf16 job keeps the bandwidth model, an fp32 job uses them.
+  Job job = gpt_job("megatron-core");
+  GpuSpec& gpu = job.cluster.node.gpu;
+  const FrameworkTraits traits = framework_traits(job.framework, job.training, job.plan);
+  const double model = memory_kernel_bytes_per_s(gpu, traits, "layernorm_forward", Precision::Bf16);
+  const double bf16_step = estimate_step(job).step_time_s;
+  gpu.kernel_gbps["layernorm_forward"] = 1.0;  // absurdly slow: any use shows
+  gpu.kernel_gbps["adamw"] = 1.0;
+  gpu.kernel_figures_precision = Precision::Fp32;
+  EXPECT_DOUBLE_EQ(memory_kernel_bytes_per_s(gpu, traits, "layernorm_forward", Precision::Bf16),
+                   model);
+  EXPECT_DOUBLE_EQ(memory_kernel_bytes_per_s(gpu, traits, "layernorm_forward", Precision::Fp32),
+                   1e9);
+  EXPECT_DOUBLE_EQ(estimate_step(job).step_time_s, bf16_step);
+  // Unset (a CPU profile): every job uses them.
+  gpu.kernel_figures_precision.reset();
+  EXPECT_GT(estimate_step(job).step_time_s, 2 * bf16_step);
 }
 
 }  // namespace

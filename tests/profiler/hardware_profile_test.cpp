@@ -135,6 +135,98 @@ TEST(HardwareProfile, WriterFitsKnownParametersAndRoundTrips) {
               1.0, 0.01);
 }
 
+// Truth of a synthetic GPU profile: bf16 tensor-core GEMMs (800 of a 1000 TFLOP/s peak,
+// halves 64/64/128) and the executor's fp32 CUDA-core GEMMs (50 of 60, halves 16/32/48, which
+// differ from the node's); an executor layernorm and attention measured at fp32.
+const GemmModel kBf16Gpu{{800.0}, 64.0, 64.0, 128.0, 4.0};
+const GemmModel kFp32Gpu{{50.0}, 16.0, 32.0, 48.0, 4.0};
+
+RawProfile synthetic_gpu_run() {
+  RawProfile raw;
+  raw.host = {"gpuhost", "Test CPU", 16, 128.0};
+  raw.device.name = "Test GPU";
+  raw.device.vendor = "nvidia";
+  raw.device.architecture = "hopper";
+  raw.device.backend = "cuda";
+  raw.device.memory_gib = 80.0;
+  raw.device.peak_tflops = {{"bf16", 1000.0}, {"fp32", 60.0}};
+  raw.device.peak_source = "test";
+  raw.device.software = {{"compiler", "test"}};
+  raw.ranks = 1;
+  raw.ranks_per_host = 1;
+  for (const auto& [precision, model] :
+       {std::pair{"bf16", kBf16Gpu}, std::pair{"fp32", kFp32Gpu}}) {
+    GemmFitInput in;
+    in.precisions = {precision};
+    in.element_bytes = {element_bytes(precision)};
+    in.memory_bandwidth_gbps = 3000.0;
+    for (const auto& shape : gpu_gemm_shapes(true)) {
+      raw.gemm.push_back({shape, precision, exact(gemm_model_time_s(model, in, {shape, 0, 1.0}))});
+    }
+  }
+  const double copy_bytes = 2.0 * (1 << 30);
+  raw.memory_bound.push_back({"copy", "bf16", 1 << 29, 1, copy_bytes, exact(copy_bytes / 3e12)});
+  MemoryBoundRecord norm{"layernorm_forward",
+                         "fp32",
+                         8192,
+                         1024,
+                         2.0 * 4 * 8192 * 1024,
+                         exact(2.0 * 4 * 8192 * 1024 / 1.5e12)};
+  norm.probe = true;
+  raw.memory_bound.push_back(norm);
+  for (const auto& [name, flops] :
+       {std::pair{"attention_forward", 4e12}, {"attention_backward", 1e13}}) {
+    MemoryBoundRecord a{name, "fp32", 1024, 64, 0, exact(flops / 20e12)};
+    a.flops = flops;
+    a.probe = true;
+    raw.memory_bound.push_back(a);
+  }
+  return raw;
+}
+
+TEST(HardwareProfile, GpuFp32GemmsGetTheirOwnFiguresAndKernelFiguresTheirPrecision) {
+  const Json doc = build(synthetic_gpu_run());
+  const NodeSpec node = parse_node_spec(doc["node"], "<doc>", "node");
+  const GpuSpec& gpu = node.gpu;
+  // The node's shape figures are bf16's; fp32 has its own peak share and ramps.
+  EXPECT_NEAR(gpu.max_matmul_efficiency(Precision::Bf16) / 0.8, 1.0, 0.01);
+  EXPECT_NEAR(gpu.gemm_m_half / 64.0, 1.0, 0.02);
+  EXPECT_DOUBLE_EQ(gpu.peak_tflops(Precision::Fp32), 60.0);
+  EXPECT_NEAR(gpu.max_matmul_efficiency(Precision::Fp32) / (50.0 / 60.0), 1.0, 0.01);
+  const GpuSpec::GemmRamps fp32 = gpu.gemm_ramps(Precision::Fp32);
+  EXPECT_NEAR(fp32.m_half / 16.0, 1.0, 0.02);
+  EXPECT_NEAR(fp32.n_half / 32.0, 1.0, 0.02);
+  EXPECT_NEAR(fp32.k_half / 48.0, 1.0, 0.02);
+  EXPECT_NEAR(gpu.gemm_ramps(Precision::Bf16).k_half / 128.0, 1.0, 0.02);
+  // Predictions at both precisions reproduce their truths on a shape not measured.
+  const GemmShape unseen{3000, 1500, 700, 1};
+  GemmFitInput bf16_in{{"bf16"}, {2.0}, {}, 3000.0, 0, 128, 256};
+  GemmFitInput fp32_in{{"fp32"}, {4.0}, {}, 3000.0, 0, 128, 256};
+  EXPECT_NEAR(gemm_time_s(gpu, unseen, Precision::Bf16) /
+                  gemm_model_time_s(kBf16Gpu, bf16_in, {unseen, 0, 1.0}),
+              1.0, 0.02);
+  EXPECT_NEAR(gemm_time_s(gpu, unseen, Precision::Fp32) /
+                  gemm_model_time_s(kFp32Gpu, fp32_in, {unseen, 0, 1.0}),
+              1.0, 0.02);
+  // The executor's kernel figures are fp32's: fp32 jobs use them, bf16 jobs the models.
+  ASSERT_TRUE(gpu.kernel_figures_precision.has_value());
+  EXPECT_EQ(*gpu.kernel_figures_precision, Precision::Fp32);
+  EXPECT_TRUE(gpu.kernel_figures_apply(Precision::Fp32));
+  EXPECT_FALSE(gpu.kernel_figures_apply(Precision::Bf16));
+  EXPECT_NEAR(gpu.kernel_gbps.at("layernorm_forward"), 1500.0, 1e-6);
+  EXPECT_NEAR(gpu.attention_forward_tflops, 20.0, 1e-9);
+  // The node reads back to the same spec (ramps and the precision survive the round trip).
+  EXPECT_EQ(node_spec_to_json(node),
+            node_spec_to_json(parse_node_spec(node_spec_to_json(node), "<again>", "node")));
+}
+
+TEST(HardwareProfile, ACpuProfileKeepsItsKernelFiguresForEveryPrecision) {
+  const NodeSpec node = parse_node_spec(build(synthetic_cpu_run(false))["node"], "<doc>", "node");
+  EXPECT_FALSE(node.gpu.kernel_figures_precision.has_value());
+  EXPECT_TRUE(node.gpu.kernel_figures_apply(Precision::Bf16));
+  EXPECT_EQ(node.gpu.gemm_ramps(Precision::Fp32).m_half, node.gpu.gemm_m_half);
+}
+
 TEST(HardwareProfile, ApplyKeepsTopologyAndUnmeasuredFigures) {
   const ClusterSpec preset = make_cluster(*find_node_preset("dgx-h100"), 2, 16);
   const HardwareProfile with = parse_hardware_profile(build(synthetic_cpu_run(true)), "with");
