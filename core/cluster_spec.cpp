@@ -288,8 +288,6 @@ Json collective_fits_to_json(const std::vector<CollectiveFit>& fits) {
   return out;
 }
 
-namespace {
-
 Json gemm_ramps_to_json(const GpuSpec& gpu) {
   Json out = Json::object();
   for (int i = 0; i < kNumPrecisions; ++i) {
@@ -301,8 +299,6 @@ Json gemm_ramps_to_json(const GpuSpec& gpu) {
   return out;
 }
 
-}  // namespace
-
 Json node_figures_to_json(const NodeSpec& node) {
   Json tflops = Json::object();
   Json efficiency = Json::object();
@@ -310,52 +306,45 @@ Json node_figures_to_json(const NodeSpec& node) {
     tflops[std::string(kPrecisionNames[i])] = node.gpu.dense_tflops[i];
     efficiency[std::string(kPrecisionNames[i])] = node.gpu.matmul_efficiency[i];
   }
-  Json out = {{"name", node.name},
-              {"description", node.description},
-              {"gpus_per_node", node.gpus_per_node},
-              {"gpu",
-               {{"name", node.gpu.name},
-                {"vendor", node.gpu.vendor},
-                {"architecture", node.gpu.architecture},
-                {"memory_gib", node.gpu.memory_gib},
-                {"hbm_bandwidth_gbps", node.gpu.hbm_bandwidth_gbps},
-                {"hbm_efficiency", node.gpu.hbm_efficiency},
-                {"sustained_clock_fraction", node.gpu.sustained_clock_fraction},
-                {"dense_tflops", tflops},
-                {"matmul_efficiency", efficiency},
-                {"sm_count", node.gpu.sm_count},
-                {"l2_cache_mib", node.gpu.l2_cache_mib},
-                {"kernel_launch_us", node.gpu.kernel_launch_us},
-                {"gemm_m_half", node.gpu.gemm_m_half},
-                {"gemm_n_half", node.gpu.gemm_n_half},
-                {"gemm_k_half", node.gpu.gemm_k_half},
-                {"gemm_tile_m", node.gpu.gemm_tile_m},
-                {"gemm_tile_n", node.gpu.gemm_tile_n},
-                {"kernel_gbps", node.gpu.kernel_gbps},
-                {"attention_tflops",
-                 {{"forward", node.gpu.attention_forward_tflops},
-                  {"backward", node.gpu.attention_backward_tflops}}}}},
-              {"intra_node",
-               {{"fabric", to_string(node.intra.fabric)},
-                {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},
-                {"busbw_efficiency", node.intra.busbw_efficiency},
-                {"nvls_allreduce_busbw_gbps", node.intra.nvls_allreduce_busbw_gbps},
-                {"island_gpus", node.intra.island_gpus},
-                {"island_bandwidth_gbps", node.intra.island_bandwidth_gbps},
-                {"latency_us", node.intra.latency_us}}},
-              {"inter_node",
-               {{"nics_per_node", node.inter.nics_per_node},
-                {"nic_gbit_per_s", node.inter.nic_gbit_per_s},
-                {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
-                {"latency_us", node.inter.latency_us}}},
-              {"collective_fits", collective_fits_to_json(node.collective_fits)}};
-  // Written only when set, so nodes without them read as before.
-  Json ramps = gemm_ramps_to_json(node.gpu);
-  if (!ramps.empty()) out["gpu"]["gemm_ramps"] = ramps;
-  if (node.gpu.kernel_figures_precision) {
-    out["gpu"]["kernel_figures_precision"] = to_string(*node.gpu.kernel_figures_precision);
-  }
-  return out;
+  return {{"name", node.name},
+          {"description", node.description},
+          {"gpus_per_node", node.gpus_per_node},
+          {"gpu",
+           {{"name", node.gpu.name},
+            {"vendor", node.gpu.vendor},
+            {"architecture", node.gpu.architecture},
+            {"memory_gib", node.gpu.memory_gib},
+            {"hbm_bandwidth_gbps", node.gpu.hbm_bandwidth_gbps},
+            {"hbm_efficiency", node.gpu.hbm_efficiency},
+            {"sustained_clock_fraction", node.gpu.sustained_clock_fraction},
+            {"dense_tflops", tflops},
+            {"matmul_efficiency", efficiency},
+            {"sm_count", node.gpu.sm_count},
+            {"l2_cache_mib", node.gpu.l2_cache_mib},
+            {"kernel_launch_us", node.gpu.kernel_launch_us},
+            {"gemm_m_half", node.gpu.gemm_m_half},
+            {"gemm_n_half", node.gpu.gemm_n_half},
+            {"gemm_k_half", node.gpu.gemm_k_half},
+            {"gemm_tile_m", node.gpu.gemm_tile_m},
+            {"gemm_tile_n", node.gpu.gemm_tile_n},
+            {"kernel_gbps", node.gpu.kernel_gbps},
+            {"attention_tflops",
+             {{"forward", node.gpu.attention_forward_tflops},
+              {"backward", node.gpu.attention_backward_tflops}}}}},
+          {"intra_node",
+           {{"fabric", to_string(node.intra.fabric)},
+            {"link_bandwidth_gbps", node.intra.link_bandwidth_gbps},
+            {"busbw_efficiency", node.intra.busbw_efficiency},
+            {"nvls_allreduce_busbw_gbps", node.intra.nvls_allreduce_busbw_gbps},
+            {"island_gpus", node.intra.island_gpus},
+            {"island_bandwidth_gbps", node.intra.island_bandwidth_gbps},
+            {"latency_us", node.intra.latency_us}}},
+          {"inter_node",
+           {{"nics_per_node", node.inter.nics_per_node},
+            {"nic_gbit_per_s", node.inter.nic_gbit_per_s},
+            {"nic_busbw_efficiency", node.inter.nic_busbw_efficiency},
+            {"latency_us", node.inter.latency_us}}},
+          {"collective_fits", collective_fits_to_json(node.collective_fits)}};
 }
 }  // namespace
 
@@ -365,6 +354,12 @@ Json node_spec_to_json(const NodeSpec& node) {
   if (node.gpu.tdp_w > 0) out["gpu"]["tdp_w"] = node.gpu.tdp_w;
   if (node.node_overhead_w >= 0) out["node_overhead_w"] = node.node_overhead_w;
   if (node.host_link_gbps > 0) out["host_link_gbps"] = node.host_link_gbps;
+  // Likewise a precision's own GEMM ramps and the precision of the kernel figures.
+  Json ramps = gemm_ramps_to_json(node.gpu);
+  if (!ramps.empty()) out["gpu"]["gemm_ramps"] = ramps;
+  if (node.gpu.kernel_figures_precision) {
+    out["gpu"]["kernel_figures_precision"] = to_string(*node.gpu.kernel_figures_precision);
+  }
   return out;
 }
 

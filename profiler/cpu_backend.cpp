@@ -190,16 +190,8 @@ class CpuBackend final : public Backend {
       report(options, group, "program kernels: " + std::to_string(options.kernel_probes.size()));
     }
     for (const auto& probe : options.kernel_probes) {
-      MemoryBoundRecord record;
-      record.kernel = probe.name;
-      record.precision = "fp32";
-      record.rows = probe.rows;
-      record.cols = probe.cols;
-      record.bytes = probe.bytes;
-      record.flops = probe.flops;
-      record.probe = true;
-      record.time = measure_on_ranks(group, probe.run, options.stopping, options.target_sample_s);
-      raw.memory_bound.push_back(std::move(record));
+      raw.memory_bound.push_back(probe_record(
+          probe, measure_on_ranks(group, probe.run, options.stopping, options.target_sample_s)));
     }
   }
 

@@ -47,4 +47,17 @@ std::vector<double> collective_sizes(const ProfileOptions& options, int ranks_on
   return doubling_sizes(8.0, max_bytes);
 }
 
+MemoryBoundRecord probe_record(const KernelProbe& probe, const Measurement& time) {
+  MemoryBoundRecord record;
+  record.kernel = probe.name;
+  record.precision = probe.precision;
+  record.rows = probe.rows;
+  record.cols = probe.cols;
+  record.bytes = probe.bytes;
+  record.flops = probe.flops;
+  record.probe = true;
+  record.time = time;
+  return record;
+}
+
 }  // namespace parplan::profiler

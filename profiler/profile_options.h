@@ -9,6 +9,7 @@
 
 #include "core/collective.h"
 #include "core/gemm_efficiency.h"
+#include "profiler/records.h"
 #include "profiler/stopping_rule.h"
 
 namespace parplan::profiler {
@@ -28,6 +29,10 @@ struct KernelProbe {
   GemmShape gemm{0, 0, 0, 1};  // m > 0: a GEMM of this shape
   std::string precision = "fp32";
 };
+
+// The memory-bound record of a (non-GEMM) probe measured in `time` (marked probe, so the
+// writer puts it in kernel_gbps or attention_tflops).
+MemoryBoundRecord probe_record(const KernelProbe& probe, const Measurement& time);
 
 struct ProfileOptions {
   std::string backend = "cpu";

@@ -249,6 +249,25 @@ void split_gemm_precisions(const RawProfile& raw, GemmSection& g) {
                 " for the node's GEMM model");
 }
 
+// Precision p's dense peak and matmul efficiency from its fitted asymptote: a known peak with
+// the asymptote's share of it, or the asymptote itself as the peak.
+void peak_and_efficiency(const RawProfile& raw, const Figures& figure, const std::string& p,
+                         double asymptote, const std::string& detail, GemmSection& g) {
+  const bool cpu = raw.device.backend == "cpu";
+  const auto peak_it = raw.device.peak_tflops.find(p);
+  const double peak = peak_it != raw.device.peak_tflops.end() ? peak_it->second : 0.0;
+  if (peak > 0 && asymptote <= peak) {
+    g.dense[p] = figure.derived(peak, raw.device.peak_source);
+    g.efficiency[p] = figure.measured(
+        asymptote / peak, "asymptotic " + format(asymptote, 4) + " TFLOP/s of the peak; " + detail);
+  } else {
+    g.dense[p] = figure.measured(
+        asymptote, "asymptotic throughput, " + detail +
+                       (cpu ? "; a CPU's peak is taken as this" : "; no known peak below it"));
+    g.efficiency[p] = figure.measured(1.0, "the peak above is the achieved asymptote");
+  }
+}
+
 // A GPU's fp32 GEMMs (the executor's cuBLAS fp32 math on the CUDA cores) fill the machine
 // unlike its tensor-core GEMMs: their own fit gives the node's fp32 peak share and ramps.
 void own_precision_figures(const RawProfile& raw, const Figures& figure, const std::string& p,
@@ -257,17 +276,7 @@ void own_precision_figures(const RawProfile& raw, const Figures& figure, const s
   const std::string detail = "fit of the GEMM model (core/gemm_efficiency.h) to " +
                              std::to_string(fit.result.points) + " " + p + " shapes alone, rms " +
                              percent(fit.result.rms_relative_error);
-  const auto peak_it = raw.device.peak_tflops.find(p);
-  const double peak = peak_it != raw.device.peak_tflops.end() ? peak_it->second : 0.0;
-  const double asymptote = model.throughput_tflops[0];
-  if (peak > 0 && asymptote <= peak) {
-    g.dense[p] = figure.derived(peak, raw.device.peak_source);
-    g.efficiency[p] = figure.measured(
-        asymptote / peak, "asymptotic " + format(asymptote, 4) + " TFLOP/s of the peak; " + detail);
-  } else {
-    g.dense[p] = figure.measured(asymptote, "asymptotic throughput, " + detail);
-    g.efficiency[p] = figure.measured(1.0, "the peak above is the achieved asymptote");
-  }
+  peak_and_efficiency(raw, figure, p, model.throughput_tflops[0], detail, g);
   g.ramps[p] = {{"m_half", figure.measured(model.m_half, detail)},
                 {"n_half", figure.measured(model.n_half, detail)},
                 {"k_half", figure.measured(model.k_half, detail)}};
@@ -292,25 +301,12 @@ void fit_other_precisions(const RawProfile& raw, const Figures& figure, double b
   }
 }
 
-// Each node precision's dense peak and matmul efficiency: a known peak with the fitted
-// asymptote's share of it, or the asymptote itself as the peak.
+// Each node precision's dense peak and matmul efficiency (the joint fit's asymptotes), and
+// the device's known peaks of the precisions not measured.
 void peak_figures(const RawProfile& raw, const Figures& figure, GemmSection& g) {
-  const bool cpu = raw.device.backend == "cpu";
   for (std::size_t i = 0; i < g.node_precisions.size(); ++i) {
-    const std::string& p = g.node_precisions[i];
-    const double asymptote = g.node_fit.result.model.throughput_tflops[i];
-    const auto peak_it = raw.device.peak_tflops.find(p);
-    const double peak = peak_it != raw.device.peak_tflops.end() ? peak_it->second : 0.0;
-    if (peak > 0 && asymptote <= peak) {
-      g.dense[p] = figure.derived(peak, raw.device.peak_source);
-      g.efficiency[p] = figure.measured(asymptote / peak, "asymptotic " + format(asymptote, 4) +
-                                                              " TFLOP/s of the peak; " + g.detail);
-    } else {
-      g.dense[p] = figure.measured(
-          asymptote, "asymptotic throughput, " + g.detail +
-                         (cpu ? "; a CPU's peak is taken as this" : "; no known peak below it"));
-      g.efficiency[p] = figure.measured(1.0, "the peak above is the achieved asymptote");
-    }
+    peak_and_efficiency(raw, figure, g.node_precisions[i],
+                        g.node_fit.result.model.throughput_tflops[i], g.detail, g);
   }
   for (const auto& [p, peak] : raw.device.peak_tflops) {
     if (!g.dense.contains(p) && p != "fp64" && peak > 0)

@@ -326,16 +326,7 @@ class CudaBackend final : public Backend {
         raw.gemm.push_back(std::move(record));
         continue;
       }
-      MemoryBoundRecord record;
-      record.kernel = k.name;
-      record.precision = k.precision;
-      record.rows = k.rows;
-      record.cols = k.cols;
-      record.bytes = k.bytes;
-      record.flops = k.flops;
-      record.probe = true;
-      record.time = times[i];
-      raw.memory_bound.push_back(std::move(record));
+      raw.memory_bound.push_back(probe_record(k, times[i]));
     }
     PARPLAN_CUDA_CHECK(cudaStreamSynchronize(legacy));
   }
