@@ -49,13 +49,7 @@ std::string calibration_line(const std::optional<CalibrationFile>& file) {
   if (!file) return "";
   std::string types;
   for (const auto& t : file->node_types) types += (types.empty() ? "" : ", ") + t;
-  std::string factors;
-  const Json summary = calibration_summary_json(*file);
-  for (const auto& [name, value] : summary["factors"].items()) {
-    char text[96];
-    std::snprintf(text, sizeof text, "%s %.4g", name.c_str(), value.get<double>());
-    factors += (factors.empty() ? "" : ", ") + std::string(text);
-  }
+  const std::string factors = calibration_factors_text(file->factors);
   return "calibration: " + file->path + " (node " + types +
          "): " + (factors.empty() ? "identity (no factor fitted)" : factors);
 }

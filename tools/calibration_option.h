@@ -10,6 +10,7 @@
 
 #include "core/calibration.h"
 #include "core/job.h"
+#include "tools/calibration_text.h"
 
 namespace parplan::tools {
 

@@ -1,13 +1,15 @@
 // `parplan export --job FILE --format megatron|nemo|torchtitan [--plan P.json]
-// [--plan-nearest] [--torchtitan-version v0.2.2|main]`: prints the launch settings of the job's
-// plan for a training framework. A plan the framework cannot run is refused (exit 2) with the key,
-// what the framework supports and the nearest plan it runs; --plan-nearest exports that plan
-// instead. Tested in tests/tools/export_test.cpp.
+// [--plan-nearest] [--torchtitan-version v0.2.2|main] [--calibration CAL.json]`: prints the launch
+// settings of the job's plan for a training framework. A plan the framework cannot run is refused
+// (exit 2) with the key, what the framework supports and the nearest plan it runs; --plan-nearest
+// exports that plan instead. With --calibration the memory line is the calibrated model's, and a
+// comment line names the calibration. Tested in tests/tools/export_test.cpp.
 #include <cstdio>
 
 #include "core/check.h"
 #include "core/units.h"
 #include "cost_models/step_model.h"
+#include "tools/calibration_option.h"
 #include "tools/cli_common.h"
 #include "tools/command.h"
 #include "tools/export/launch_settings.h"
@@ -23,6 +25,7 @@ struct ExportOptions {
   std::string plan;
   bool plan_nearest = false;
   std::string torchtitan_version = "v0.2.2";
+  std::string calibration;  // --calibration CAL.json (tools/calibration_option.h)
 };
 
 // torchtitan main is the Python config of launch_torchtitan_main.cpp; the rest by format.
@@ -83,6 +86,7 @@ std::string resolve_refusals(Job& job, ExportFormat format, bool plan_nearest,
 void run_export(const ExportOptions& o) {
   Job job = load_job_for_comparison(o.job);
   print_job_warnings(job);
+  const auto calibration = apply_calibration_option(job, o.calibration);
   if (!o.plan.empty()) {
     job.plan = load_plan_file(o.plan, job);
     job.plan_given = true;
@@ -96,8 +100,9 @@ void run_export(const ExportOptions& o) {
   PARPLAN_ASSERT(format.has_value());  // CLI11 checked the choice
   const bool main_branch = torchtitan_main(o);
   const std::string changes = resolve_refusals(job, *format, o.plan_nearest, o.job, main_branch);
+  const std::string calibrated = calibration ? "# " + calibration_line(calibration) + "\n" : "";
   const std::string text =
-      changes + memory_line(job) +
+      changes + calibrated + memory_line(job) +
       (main_branch ? export_torchtitan_main(job) : export_launch_settings(job, *format));
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
@@ -121,6 +126,7 @@ void register_export(CLI::App& app) {
       ->check(CLI::IsMember({"v0.2.2", "main"}));
   cmd->add_flag("--plan-nearest", o->plan_nearest,
                 "When the framework cannot run the plan, export the nearest plan it runs");
+  add_calibration_option(cmd, o->calibration);
   cmd->callback([o] { run_export(*o); });
 }
 

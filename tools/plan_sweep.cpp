@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "tools/calibration_text.h"
 #include "tools/estimate_json.h"
 #include "tools/text_table.h"
 
@@ -179,12 +180,7 @@ Json sweep_to_json(const Job& job, const SweepResult& sweep, std::optional<doubl
     out["chosen"] = sweep.chosen ? Json(sweep.rows[*sweep.chosen].num_gpus) : Json(nullptr);
   }
   if (!job.calibration.is_identity()) {  // predicted with `--calibration` (core/calibration.h)
-    Json factors = Json::object();
-    for (const CalibrationFactor f : all_calibration_factors()) {
-      const double value = factor_value(job.calibration, f);
-      if (value != identity_value(f)) factors[to_string(f)] = value;
-    }
-    out["calibration"] = {{"factors", factors}};
+    out["calibration"] = {{"factors", calibration_factors_json(job.calibration)}};
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "tools/calibration_text.h"
 #include "tools/plan_sweep.h"
 #include "tools/report/charts.h"
 #include "tools/report/svg.h"
@@ -122,6 +123,11 @@ std::string sweep_to_html(const Job& job, const SweepResult& sweep,
   out += "<title>parplan sweep: " + svg::escape(title) + "</title>\n<style>" +
          std::string(kSweepStyle) + "</style>\n</head>\n<body>\n<main>\n";
   out += "<h1>Cluster sizes: " + svg::escape(title) + "</h1>\n";
+  if (!job.calibration.is_identity()) {  // predicted with `--calibration` (core/calibration.h)
+    out += "<p>Predicted with a calibration fitted to measured runs on " +
+           svg::escape(job.cluster.node.name) + ": " +
+           svg::escape(calibration_factors_text(job.calibration)) + ".</p>\n";
+  }
   if (run) {
     out += line_chart(sweep,
                       {"Days to train against GPUs",

@@ -184,7 +184,7 @@ TEST(CalibrationFit, LeaveOneOutPredictsHeldOutRunsBetter) {
 }
 
 TEST(CalibrationFile, LoadsTheFactorsAndNamesBadKeys) {
-  const std::string path = testing::TempDir() + "/cal.json";
+  const std::string path = testing::TempDir() + "/calibration_fit_test_cal.json";
   std::ofstream(path) << R"({"format": "parplan-calibration", "node_types": ["dgx-h100"],
       "factors": {"compute_throughput_fraction": {"value": 0.9, "fitted": true},
                   "step_overhead_s": {"value": 0.1, "fitted": true}}})";

@@ -21,8 +21,15 @@ json load(const std::string& path) {
   return json::parse(in);
 }
 
+// A path in the temporary folder that is this test's own: ctest runs the tests of this file as
+// separate processes side by side, and a shared name would be a race.
+std::string temp_path(const std::string& name) {
+  return testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name() +
+         "_" + name;
+}
+
 std::string write(const std::string& name, const json& value) {
-  const std::string path = testing::TempDir() + "/" + name;
+  const std::string path = temp_path(name);
   std::ofstream(path) << value.dump(1);
   return path;
 }
@@ -43,7 +50,7 @@ json family_runs(const std::string& family, const std::string& node) {
 void expect_refused(const json& runs, int code, const std::vector<std::string>& expect,
                     const std::string& extra = "") {
   const std::string path = write("bad_runs.json", runs);
-  const std::string out = testing::TempDir() + "/bad_cal.json";
+  const std::string out = temp_path("bad_cal.json");
   std::filesystem::remove(out);
   const auto r = test::run_parplan("calibrate --runs " + path + " --out " + out + extra);
   EXPECT_EQ(r.exit_code, code) << r.err;
@@ -57,7 +64,7 @@ TEST(Calibrate, WritesTheFactorsRunsAndLeaveOneOutFigures) {
   const json runs = family_runs("dgxc", "dgx-h100");
   ASSERT_GE(runs.size(), 6u);
   const std::string path = write("dgxc_h100.json", runs);
-  const std::string out = testing::TempDir() + "/cal.json";
+  const std::string out = temp_path("cal.json");
   const auto r = test::run_parplan("calibrate --runs " + path + " --out " + out + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json cal = load(out);
@@ -102,7 +109,7 @@ TEST(Calibrate, WritesTheFactorsRunsAndLeaveOneOutFigures) {
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   EXPECT_EQ(json::parse(plan.out)["calibration"]["file"], out);
   const auto cmp = test::run_parplan("compare --job " + job_path + " --top 1 --out " +
-                                     testing::TempDir() + "/cal_cmp --json --calibration " + out);
+                                     temp_path("cal_cmp") + " --json --calibration " + out);
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
   EXPECT_EQ(json::parse(cmp.out)["calibration"]["file"], out);
 
@@ -118,7 +125,7 @@ TEST(Calibrate, WritesTheFactorsRunsAndLeaveOneOutFigures) {
 TEST(Calibrate, RequestedFactorChangesThePredictionAndIsNamed) {
   const json runs = family_runs("dgxc", "dgx-h100");
   const std::string path = write("dgxc_requested.json", runs);
-  const std::string out = testing::TempDir() + "/cal_requested.json";
+  const std::string out = temp_path("cal_requested.json");
   const auto r = test::run_parplan("calibrate --runs " + path + " --out " + out +
                                    " --factors compute_throughput_fraction");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -135,13 +142,30 @@ TEST(Calibrate, RequestedFactorChangesThePredictionAndIsNamed) {
   const auto text = test::run_parplan("simulate --job " + job_path + " --calibration " + out);
   EXPECT_NE(text.out.find("compute_throughput_fraction"), std::string::npos) << text.out;
   // The compare report says so too.
-  const std::string dir = testing::TempDir() + "/cal_requested_cmp";
+  const std::string dir = temp_path("cal_requested_cmp");
   const auto cmp = test::run_parplan("compare --job " + job_path + " --top 1 --out " + dir +
                                      " --calibration " + out);
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
   std::ifstream md(dir + "/report.md");
   const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
   EXPECT_NE(report.find("Predicted with a calibration fitted to measured runs"), std::string::npos);
+  // So do the launch settings and the cluster-size sweep's page and JSON.
+  const auto exported = test::run_parplan("export --job " + job_path +
+                                          " --format megatron --plan-nearest --calibration " + out);
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("# calibration: " + out), std::string::npos) << exported.out;
+  EXPECT_NE(exported.out.find("compute_throughput_fraction"), std::string::npos) << exported.out;
+  const std::string sweep_dir = temp_path("cal_requested_sweep");
+  const auto sweep = test::run_parplan("plan --job " + job_path + " --gpus 8,16 --report " +
+                                       sweep_dir + " --calibration " + out);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  std::ifstream html(sweep_dir + "/sweep.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Predicted with a calibration fitted to measured runs"), std::string::npos);
+  EXPECT_NE(page.find("compute_throughput_fraction"), std::string::npos);
+  EXPECT_EQ(
+      load(sweep_dir + "/sweep.json")["calibration"]["factors"]["compute_throughput_fraction"],
+      value);
 }
 
 TEST(Calibrate, RefusesBadRunsNamingTheEntry) {
@@ -163,7 +187,7 @@ TEST(Calibrate, RefusesBadRunsNamingTheEntry) {
   // With --node the mixed file is fine (the other node's run is left out).
   const std::string path = write("mixed_runs.json", mixed);
   const auto r = test::run_parplan("calibrate --runs " + path + " --node dgx-h100 --out " +
-                                   testing::TempDir() + "/mixed_cal.json");
+                                   temp_path("mixed_cal.json"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -190,7 +214,7 @@ TEST(Calibrate, BadCalibrationFileIsAClearError) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("factors.step_overhead_s"), std::string::npos) << r.err;
   const auto missing = test::run_parplan("simulate --job " + job_path + " --calibration " +
-                                         testing::TempDir() + "/no_such_cal.json");
+                                         temp_path("no_such_cal.json"));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("no_such_cal.json"), std::string::npos) << missing.err;
 }

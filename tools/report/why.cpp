@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "planner/plan_difference.h"
 #include "planner/plan_groups.h"
+#include "tools/calibration_text.h"
 #include "tools/cli_common.h"
 #include "tools/memory_fit.h"
 #include "tools/text_table.h"
@@ -109,16 +110,9 @@ std::vector<std::string> report_notes(const ReportData& data) {
   // A calibrated job (parplan --calibration, core/calibration.h) says so in every report.
   const Calibration& calibration = data.base_job.calibration;
   if (!calibration.is_identity()) {
-    std::string factors;
-    for (const CalibrationFactor f : all_calibration_factors()) {
-      if (factor_value(calibration, f) == identity_value(f)) continue;
-      char text[96];
-      std::snprintf(text, sizeof text, "%s%s %.4g", factors.empty() ? "" : ", ", to_string(f),
-                    factor_value(calibration, f));
-      factors += text;
-    }
     notes.push_back("Predicted with a calibration fitted to measured runs on " +
-                    data.base_job.cluster.node.name + ": " + factors + ".");
+                    data.base_job.cluster.node.name + ": " + calibration_factors_text(calibration) +
+                    ".");
   }
   std::string unfit;
   int unfit_count = 0;
