@@ -102,6 +102,25 @@ std::vector<double> log_time_residuals(const Samples& samples, const Calibration
   return r;
 }
 
+// The prior on each step-time factor (calibration_fit.h): the spread of its parameter u
+// (to_parameter) between one real cluster and the reference system the presets describe.
+// A compute throughput within about 10% (sustained clocks under power and thermal limits,
+// kernel and library versions); a bus bandwidth within a factor of about 1.6 (fabric,
+// topology, tuning: log 1.65 = 0.5); a per-step overhead of about a tenth of a step.
+double prior_sigma(CalibrationFactor f) {
+  switch (f) {
+    case CalibrationFactor::Compute:
+      return 0.10;
+    case CalibrationFactor::IntraNode:
+    case CalibrationFactor::InterNode:
+      return 0.5;
+    case CalibrationFactor::StepOverhead:
+    case CalibrationFactor::Memory:
+      break;
+  }
+  return 0.10;
+}
+
 struct SetFit {
   Calibration calibration;
   double loss = 0;
@@ -118,8 +137,27 @@ SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Ca
     p.lower.push_back(to_parameter(f, b.min, scale));
     p.upper.push_back(to_parameter(f, b.max, scale));
   }
+  // First the plain fit; its residual spread is the noise a run carries as evidence.
   p.residuals = [&](const std::vector<double>& u) {
     return log_time_residuals(samples, with_values(base, factors, u, scale));
+  };
+  const RobustFitResult plain = robust_fit(p);
+  double sum_squares = 0;
+  for (double v : plain.residuals) sum_squares += v * v;
+  const double dof = std::max(1.0, static_cast<double>(samples.size() - factors.size()));
+  const double run_log_error = std::sqrt(sum_squares / dof);
+  if (run_log_error <= 0) {
+    return {with_values(base, factors, plain.parameters, scale), plain.loss,
+            plain.leave_one_out_loss};
+  }
+  // Then the fit with the prior: each factor adds u / sigma_prior * run_log_error.
+  p.start = plain.parameters;
+  p.residuals = [&](const std::vector<double>& u) {
+    std::vector<double> r = log_time_residuals(samples, with_values(base, factors, u, scale));
+    for (std::size_t k = 0; k < factors.size(); ++k) {
+      r.push_back(u[k] * run_log_error / prior_sigma(factors[k]));
+    }
+    return r;
   };
   const RobustFitResult r = robust_fit(p);
   return {with_values(base, factors, r.parameters, scale), r.loss, r.leave_one_out_loss};

@@ -3,9 +3,8 @@
 // and node type, groups of at least 5 runs: each run is predicted by a calibration fitted to
 // the other runs of its group (`parplan calibrate`'s leave_one_out). The gates are the levels
 // reached (docs/calibration.md has the table), with a little margin: measured, the held-out
-// MAPE over the 168 runs of the 15 groups falls from 10.2% to 8.0% (0.79x) and the worst group
-// gets worse by 1.4 points; the target (0.7x, no group worse by more than one point)
-// is not reached.
+// MAPE over the 168 runs of the 15 groups falls from 10.1% to 7.7% (0.76x) and the worst group
+// gets worse by 0.8 points: the one point is met, its 0.7x is not reached.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,8 +24,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMinGroupRuns = 5;
-constexpr double kPooledRatioGate = 0.82;
-constexpr double kWorstGroupGate = 0.02;  // two points of MAPE
+constexpr double kPooledRatioGate = 0.79;
+constexpr double kWorstGroupGate = 0.01;  // one point of MAPE
 
 std::vector<std::string> data_files() {
   const std::string data = PARPLAN_TEST_DATA;
