@@ -69,6 +69,34 @@ std::optional<PlanViolation> check_activation_offload(const ModelSpec& model,
   }
   return std::nullopt;
 }
+
+// Megatron-Core's batch-level all-to-all overlap (TransformerConfig.__post_init__, "if
+// self.overlap_moe_expert_parallel_comm"): expert parallelism, virtual pipeline stages when
+// pp > 1 (the combined 1F1B pairs chunks of the interleaved schedule), no full recomputation
+// and no recomputation of the MoE block.
+std::optional<PlanViolation> check_moe_keys(const ModelSpec& model, const ParallelPlan& p) {
+  if (!model.moe && p.moe_dispatcher != MoeDispatcher::Auto) {
+    return PlanViolation{"moe-key-without-moe", "plan.moe_dispatcher",
+                         std::string("\"") + to_string(p.moe_dispatcher) + "\"",
+                         "\"auto\" (unset) for a dense model"};
+  }
+  if (!p.moe_a2a_overlap) return std::nullopt;
+  const std::string key = "plan.moe_a2a_overlap";
+  if (p.ep <= 1) {
+    return PlanViolation{"a2a-overlap-needs-ep", key, "true", "false when ep = 1 (Megatron-Core)"};
+  }
+  if (p.pp > 1 && p.vpp <= 1) {
+    return PlanViolation{"a2a-overlap-needs-vpp", key, "true",
+                         "false when pp > 1 and vpp = 1 (Megatron-Core pairs the chunks of the "
+                         "interleaved schedule)"};
+  }
+  if (p.recompute == Recompute::Full || (p.recompute_modules & recompute_module::kMoe)) {
+    return PlanViolation{"a2a-overlap-with-recompute", key, "true",
+                         "false with full recomputation or \"moe\" in recompute_modules "
+                         "(Megatron-Core)"};
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 const char* to_string(Recompute recompute) {
@@ -97,6 +125,20 @@ const char* to_string(ScheduleKind schedule) {
       break;
   }
   return "1f1b";
+}
+
+const char* to_string(MoeDispatcher dispatcher) {
+  switch (dispatcher) {
+    case MoeDispatcher::AllToAll:
+      return "alltoall";
+    case MoeDispatcher::DeepEP:
+      return "deepep";
+    case MoeDispatcher::HybridEP:
+      return "hybridep";
+    case MoeDispatcher::Auto:
+      break;
+  }
+  return "auto";
 }
 
 bool ParallelPlan::was_given(std::string_view key) const {
@@ -145,6 +187,14 @@ ParallelPlan parse_parallel_plan(const Json& object, const std::string& file,
   p.zero_shard_size = in.int_or("zero_shard_size", 0, 0, kMaxDegree);
   p.etp = in.int_or("etp", 0, 0, kMaxDegree);
   p.offload_activation_layers = in.int_or("offload_activation_layers", 0, 0, 100'000);
+  // "flex" alone is Megatron-Core's flex dispatcher with its default backend, DeepEP.
+  const std::string dispatcher =
+      in.choice_or("moe_dispatcher", "auto", {"auto", "alltoall", "flex", "deepep", "hybridep"});
+  p.moe_dispatcher = dispatcher == "alltoall"                         ? MoeDispatcher::AllToAll
+                     : dispatcher == "flex" || dispatcher == "deepep" ? MoeDispatcher::DeepEP
+                     : dispatcher == "hybridep"                       ? MoeDispatcher::HybridEP
+                                                                      : MoeDispatcher::Auto;
+  p.moe_a2a_overlap = in.bool_or("moe_a2a_overlap", false);
 
   const int64_t model_parallel = p.model_parallel_gpus();
   if (const auto dp = in.optional_int("dp", 1, kMaxDegree)) {
@@ -279,6 +329,7 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
                      "--recompute-granularity selective)");
   }
   if (auto offload = check_activation_offload(model, cluster, p)) return offload;
+  if (auto moe = check_moe_keys(model, p)) return moe;
   const int64_t shard = p.effective_zero_shard();
   if (p.zero_shard_size > 0 && (p.dp % shard != 0)) {
     return violation("zero-shard", "plan.zero_shard_size", str(p.zero_shard_size),
@@ -349,6 +400,8 @@ Json parallel_plan_to_json(const ParallelPlan& p) {
   if (p.offload_activation_layers > 0) {
     out["offload_activation_layers"] = p.offload_activation_layers;
   }
+  if (p.moe_dispatcher != MoeDispatcher::Auto) out["moe_dispatcher"] = to_string(p.moe_dispatcher);
+  if (p.moe_a2a_overlap) out["moe_a2a_overlap"] = true;
   return out;
 }
 

@@ -19,6 +19,16 @@ namespace parplan {
 
 enum class Recompute { None, Selective, Full };
 enum class ScheduleKind { Gpipe, OneFOneB, Interleaved, ZeroBubble, DualPipe };
+// How a MoE layer moves its routed tokens to the expert ranks and back (Megatron-Core
+// --moe-token-dispatcher-type and --moe-flex-dispatcher-backend; megatron/core/transformer/moe/
+// README.md, "Token dispatcher"). Auto: the framework's recipe choice for the plan
+// (cost_models/moe_dispatch.h).
+enum class MoeDispatcher {
+  Auto,
+  AllToAll,  // NCCL all-to-all: every routed copy of a token travels to its expert's rank
+  DeepEP,    // flex + DeepEP: a token crosses the network once per destination node
+  HybridEP,  // flex + HybridEP: the same deduplication, NVIDIA's TMA/IBGDA kernels
+};
 
 // Megatron-Core's --recompute-modules (with recompute "selective"): the submodules whose
 // outputs are dropped after the forward pass and recomputed before the backward, as bits.
@@ -48,6 +58,7 @@ inline constexpr RecomputeModuleName kRecomputeModuleNames[] = {
 
 const char* to_string(Recompute recompute);
 const char* to_string(ScheduleKind schedule);
+const char* to_string(MoeDispatcher dispatcher);
 
 struct ParallelPlan {
   int64_t tp = 1;
@@ -73,6 +84,11 @@ struct ParallelPlan {
   // for their backward (Megatron-Core cpu_offloading_num_layers): the first layers of the
   // model. 0 = none.
   int64_t offload_activation_layers = 0;
+  // MoE token dispatch (see MoeDispatcher) and Megatron-Core's batch-level overlap of the
+  // expert-parallel all-to-alls with the computation of a neighbouring micro-batch
+  // (--overlap-moe-expert-parallel-comm --delay-wgrad-compute, "combined 1F1B").
+  MoeDispatcher moe_dispatcher = MoeDispatcher::Auto;
+  bool moe_a2a_overlap = false;
   // Keys the job file set explicitly; the others may take the framework's defaults.
   std::vector<std::string> given_keys;
   bool was_given(std::string_view key) const;

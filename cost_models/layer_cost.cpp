@@ -10,6 +10,7 @@
 #include "cost_models/collective_model.h"
 #include "cost_models/lora.h"
 #include "cost_models/memory_model.h"
+#include "cost_models/moe_dispatch.h"
 #include "cost_models/op_time.h"
 
 namespace parplan::cost {
@@ -212,6 +213,7 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
   ctx.tp_group = place_group(job.plan, node, {"tp"});
   ctx.cp_group = place_group(job.plan, node, {"cp"});
   ctx.ep_group = place_group(job.plan, node, {"ep"});
+  ctx.moe_dispatcher = resolved_moe_dispatcher(ctx.traits, job.plan, node, ctx.ep_group);
   ctx.tokens = static_cast<double>(job.plan.micro_batch_size) *
                static_cast<double>(job.training.seq_length) / static_cast<double>(job.plan.cp);
   return ctx;
@@ -454,6 +456,69 @@ bool recomputes_moe_block(const ParallelPlan& p) {
          (p.recompute == Recompute::Selective && (p.recompute_modules & recompute_module::kMoe));
 }
 
+// Expert-parallel communication of a MoE layer: token dispatch and combine, forward and
+// again backward (an all-to-all of the dispatched tokens' top_k copies, h values each, or a
+// deduplicating dispatcher's transfers: cost_models/moe_dispatch.h), hidden in part by the
+// batch-level overlap or DualPipe; then the expert-TP group's gathers.
+void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, double dispatched,
+                 double expert_rows, bool etp_gather) {
+  const ParallelPlan& p = *ctx.plan;
+  const MoeSpec& moe = *ctx.model->moe;
+  const double bpv = activation_bytes(ctx.training->precision);
+  const double h = static_cast<double>(ctx.model->hidden_size);
+  const double k = static_cast<double>(moe.top_k);
+  if (p.ep > 1) {
+    const double a2a = ctx.moe_dispatcher == MoeDispatcher::AllToAll
+                           ? collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group,
+                                             bpv * dispatched * k * h)
+                                 .time_s
+                           : dedup_dispatch_time_s(*ctx.node, ctx.ep_group, dispatched, bpv * h,
+                                                   moe.num_experts, moe.top_k);
+    if (p.moe_a2a_overlap) {
+      // Batch-level overlap: each all-to-all hides under the other micro-batch's computation
+      // of its phase; the hidden part holds SMs away from that computation.
+      const MoeLayerCompute compute{out.forward.compute - mlp.forward_compute, mlp.forward_compute,
+                                    out.backward.compute - mlp.backward_compute,
+                                    mlp.backward_compute};
+      const ExposedA2a exposed_a2a = overlapped_a2a_exposure(compute, a2a);
+      const double sm_share = comm_sm_fraction(ctx.node->gpu);
+      out.forward.ep_comm = exposed_a2a.forward;
+      out.backward.ep_comm = exposed_a2a.backward;
+      out.forward.compute += sm_share * (2 * a2a - exposed_a2a.forward);
+      out.backward.compute += sm_share * (2 * a2a - exposed_a2a.backward);
+    } else {
+      out.forward.ep_comm = 2 * a2a;
+      out.backward.ep_comm = 2 * a2a;
+    }
+    if (recomputes_moe_block(p)) out.recompute.ep_comm = 2 * a2a;
+  }
+  if (etp_gather) {
+    // The expert-TP group gathers the received tokens before the experts and reduce-scatters
+    // their outputs (the expert rows, h values), forward and backward.
+    const double rows_bytes = bpv * expert_rows * h;
+    const double gather =
+        collective_cost(*ctx.node, Collective::AllGather, ctx.tp_group, rows_bytes).time_s +
+        collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s;
+    out.forward.ep_comm += gather;
+    out.backward.ep_comm += gather;
+    if (recomputes_moe_block(p)) out.recompute.ep_comm += gather;
+  }
+  if (p.ep > 1) {
+    if (p.schedule == ScheduleKind::DualPipe) {
+      // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
+      // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;
+      // only what exceeds that compute stays exposed.
+      const double sm_share = comm_sm_fraction(ctx.node->gpu);
+      const double hidden_f = std::min(out.forward.ep_comm, out.backward.compute);
+      const double hidden_b = std::min(out.backward.ep_comm, out.forward.compute);
+      out.forward.ep_comm -= hidden_f;
+      out.backward.ep_comm -= hidden_b;
+      out.forward.compute += sm_share * hidden_f;
+      out.backward.compute += sm_share * hidden_b;
+    }
+  }
+}
+
 }  // namespace
 
 LayerTime dense_layer_time(const CostContext& ctx) {
@@ -544,40 +609,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   add_memory_op(mlp, "token permutation", ops, ctx, 2 * bpv * permuted_rows * h);
 
   LayerTime out = layer_time(ctx, mlp, true);
-  if (p.ep > 1) {
-    // Token dispatch and combine: all-to-alls of the dispatched tokens (top_k copies of each,
-    // h values), forward and again backward.
-    const double bytes = bpv * dispatched * k * h;
-    const double a2a = collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group, bytes).time_s;
-    out.forward.ep_comm = 2 * a2a;
-    out.backward.ep_comm = 2 * a2a;
-    if (recomputes_moe_block(p)) out.recompute.ep_comm = 2 * a2a;
-  }
-  if (etp_gather) {
-    // The expert-TP group gathers the received tokens before the experts and reduce-scatters
-    // their outputs (the expert rows, h values), forward and backward.
-    const double rows_bytes = bpv * expert_rows * h;
-    const double gather =
-        collective_cost(*ctx.node, Collective::AllGather, ctx.tp_group, rows_bytes).time_s +
-        collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s;
-    out.forward.ep_comm += gather;
-    out.backward.ep_comm += gather;
-    if (recomputes_moe_block(p)) out.recompute.ep_comm += gather;
-  }
-  if (p.ep > 1) {
-    if (p.schedule == ScheduleKind::DualPipe) {
-      // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
-      // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;
-      // only what exceeds that compute stays exposed.
-      const double sm_share = comm_sm_fraction(ctx.node->gpu);
-      const double hidden_f = std::min(out.forward.ep_comm, out.backward.compute);
-      const double hidden_b = std::min(out.backward.ep_comm, out.forward.compute);
-      out.forward.ep_comm -= hidden_f;
-      out.backward.ep_comm -= hidden_b;
-      out.forward.compute += sm_share * hidden_f;
-      out.backward.compute += sm_share * hidden_b;
-    }
-  }
+  add_ep_comm(out, ctx, mlp, dispatched, expert_rows, etp_gather);
   return out;
 }
 

@@ -60,6 +60,7 @@ struct CostContext {
   GroupPlacement tp_group;
   GroupPlacement cp_group;
   GroupPlacement ep_group;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // resolved (cost_models/moe_dispatch.h)
   double tokens = 0;                         // T = micro_batch_size * seq_length / cp on this GPU
   std::vector<OpRecord>* ops_out = nullptr;  // when set, every op is appended here
 

@@ -15,7 +15,7 @@ const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
       {"recompute", {"method", "recompute"}},
       {"tp_comm", {"tp", "sequence_parallel"}},
       {"cp_comm", {"cp"}},
-      {"ep_comm", {"ep", "etp"}},
+      {"ep_comm", {"ep", "etp", "moe_dispatcher", "moe_a2a_overlap"}},
       {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
       {"dp_comm", {"method", "dp", "zero_stage"}},
       {"fsdp_comm", {"method", "zero_stage", "dp"}},

@@ -2,7 +2,8 @@
 // GPUs unchanged fold into one group, so that a top 10 is not one layout ten times over.
 // The layout keys are tp, cp, pp, dp, ep, micro_batch_size, sequence_parallel, recompute and
 // whether parameters are sharded (ZeRO-3/FSDP); vpp, the schedule and ZeRO 0/1/2 (which
-// shard optimizer state and gradients, not parameters) are variants of one layout. The
+// shard optimizer state and gradients, not parameters) and the MoE all-to-all overlap are
+// variants of one layout. The
 // planner keeps the best variant of each group (planner/search.h SearchOptions::distinct).
 // Tested in tests/planner/plan_groups_test.cpp.
 #pragma once
@@ -23,6 +24,6 @@ using PlanGroupKey =
 PlanGroupKey plan_group_key(const ParallelPlan& plan);
 
 // The keys that vary inside a group, for "folded N variants (vpp, zero_stage)".
-inline constexpr const char* kFoldedKeys = "vpp, schedule, zero_stage 0-2";
+inline constexpr const char* kFoldedKeys = "vpp, schedule, zero_stage 0-2, moe_a2a_overlap";
 
 }  // namespace parplan::planner

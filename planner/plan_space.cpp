@@ -214,6 +214,19 @@ std::vector<int64_t> offload_options(const Job& job, const Layout& layout, Recom
   return {0, layers / 2, layers - 1};
 }
 
+// Megatron-Core's batch-level all-to-all overlap, off and on, where the framework runs it and
+// the layout allows it (expert parallelism; virtual pipeline stages when pipelining; no full
+// recomputation: core/parallel_plan.h check_plan).
+std::vector<bool> a2a_overlap_options(const Job& job, const Layout& layout, Recompute recompute,
+                                      const PlanFixes& fixes) {
+  if (fixes.moe_a2a_overlap) return {*fixes.moe_a2a_overlap};
+  if (layout.ep <= 1 || (layout.pp > 1 && layout.vpp <= 1) || recompute == Recompute::Full ||
+      !framework_info(job.framework).planner_support.moe_a2a_overlap) {
+    return {false};
+  }
+  return {false, true};
+}
+
 // Megatron recompute module sets to try with selective recomputation: the default (0, the
 // attention core), and with SpaceLimits::memory_savers the norms with the dense MLP or the
 // experts' activation (Megatron-Bridge's GPT-OSS recipes: layernorm, moe_act), plus MLA's
@@ -251,8 +264,8 @@ void add_candidate(const Job& job, const ParallelPlan& p, Enumeration& out) {
 }
 
 // Every plan of one layout in the order micro-batch size, sequence parallelism, recompute,
-// recompute modules, offloaded layers, ZeRO stage, schedule; the valid ones go to out.plans,
-// the others are counted by reason.
+// recompute modules, offloaded layers, all-to-all overlap, ZeRO stage, schedule; the valid ones go
+// to out.plans, the others are counted by reason.
 void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixes& fixes,
                             const SpaceLimits& limits, Enumeration& out) {
   const std::vector<Recompute> recomputes =
@@ -282,14 +295,17 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
           p.recompute_modules = modules;
           for (int64_t offload : offload_options(job, layout, recompute, limits)) {
             p.offload_activation_layers = offload;
-            for (int zero : zeros) {
-              // Without a data-parallel group every ZeRO stage is the same plan.
-              if (layout.dp * layout.cp == 1 && zero != zeros.front() && !fixes.zero_stage)
-                continue;
-              p.zero_stage = zero;
-              for (ScheduleKind schedule : schedules) {
-                p.schedule = schedule;
-                add_candidate(job, p, out);
+            for (bool overlap : a2a_overlap_options(job, layout, recompute, fixes)) {
+              p.moe_a2a_overlap = overlap;
+              for (int zero : zeros) {
+                // Without a data-parallel group every ZeRO stage is the same plan.
+                if (layout.dp * layout.cp == 1 && zero != zeros.front() && !fixes.zero_stage)
+                  continue;
+                p.zero_stage = zero;
+                for (ScheduleKind schedule : schedules) {
+                  p.schedule = schedule;
+                  add_candidate(job, p, out);
+                }
               }
             }
           }
@@ -322,7 +338,7 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
                                          "vpp",       "micro_batch_size",
                                          "mbs",       "sequence_parallel",
                                          "recompute", "zero_stage",
-                                         "schedule"};
+                                         "schedule",  "moe_a2a_overlap"};
   for (const auto& fix : fixes) {
     const auto eq = fix.find('=');
     if (eq == std::string::npos) {
@@ -352,11 +368,11 @@ PlanFixes parse_fixes(const std::vector<std::string>& fixes) {
       out.vpp = parse_positive(key, value, kMaxFixedVpp);
     else if (key == "micro_batch_size" || key == "mbs")
       out.micro_batch_size = parse_positive(key, value);
-    else if (key == "sequence_parallel") {
+    else if (key == "sequence_parallel" || key == "moe_a2a_overlap") {
       if (value != "true" && value != "false") {
         throw InputError("--fix", key, "\"" + value + "\"", "true or false");
       }
-      out.sequence_parallel = value == "true";
+      (key == "sequence_parallel" ? out.sequence_parallel : out.moe_a2a_overlap) = value == "true";
     } else if (key == "recompute") {
       if (value == "none")
         out.recompute = Recompute::None;

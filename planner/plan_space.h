@@ -21,6 +21,7 @@ struct PlanFixes {
   std::optional<Recompute> recompute;
   std::optional<int> zero_stage;
   std::optional<ScheduleKind> schedule;
+  std::optional<bool> moe_a2a_overlap;
 };
 
 // Parses "KEY=VALUE" strings (keys as in the job's plan; mbs is micro_batch_size). Throws

@@ -60,6 +60,10 @@ struct FrameworkTraits {
   double fsdp_gather_bucket_params = 0;
   double fsdp_reduce_bucket_params = 0;
   bool tp_comm_overlap = false;  // tensor-parallel collectives hidden under GEMMs
+  // MoE token dispatch with the "auto" dispatcher: a deduplicating dispatcher (DeepEP) when
+  // the expert-parallel group leaves the node's NVLink domain, else the NCCL all-to-all
+  // (cost_models/moe_dispatch.h).
+  bool moe_dedup_dispatch_across_nodes = false;
   // Backward input-gradient all-reduce overlapped with the weight-gradient GEMM
   // (Megatron async_tensor_model_parallel_allreduce, 2021+).
   bool tp_backward_overlap = true;

@@ -30,7 +30,9 @@ extern constexpr FrameworkDescription kMegatronCore = {
                             schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved}),
                         .moe_tp_needs_sp = true,
                         .activation_offload = true,
-                        .recompute_modules = true},
+                        .recompute_modules = true,
+                        .moe_flex_dispatcher = true,
+                        .moe_a2a_overlap = true},
     .cost_traits = megatron_core_cost_traits,
     .export_formats = kExportFormats,
 };
@@ -39,11 +41,18 @@ namespace {
 
 // cuDNN/flash fused attention, overlapped gradient reduce-scatter and parameter all-gather
 // (distributed optimizer), userbuffer TP overlap (NeMo performance recipes:
-// tp_comm_overlap=True).
+// tp_comm_overlap=True). Expert parallelism across nodes dispatches through the flex
+// dispatcher with DeepEP: Megatron-Core's MoE README lists "--moe-token-dispatcher-type flex
+// --moe-flex-dispatcher-backend deepep" among the "general performance flags that can help to
+// achieve higher performance on almost all workloads" and names DeepEP the dispatcher for
+// "cross-node EP"; the published cross-node recipes (Megatron-MoE-ModelZoo's Qwen3 and
+// DeepSeek-V3 runs on H100, Megatron-Bridge's DeepSeek-V3 and Qwen3-30B-A3B perf recipes) run
+// DeepEP or HybridEP.
 FrameworkTraits megatron_core_cost_traits(const TrainingSpec& training) {
   FrameworkTraits t;
   megatron_mixed_precision(t, training.precision);
   t.tp_comm_overlap = true;
+  t.moe_dedup_dispatch_across_nodes = true;
   if (training.precision == Precision::Fp8) {
     t.fp8_weight_copy_bytes = 2;
     t.fp8_params = true;

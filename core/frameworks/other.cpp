@@ -20,6 +20,9 @@ extern constexpr FrameworkDescription kOther = {
     .sources =
         "core/frameworks/cost_traits.h (each default's source); Megatron-LM "
         "docs/source/distrib_optimizer.md",
+    // Other software may dispatch MoE tokens through DeepEP (NeMo AutoModel, DeepSeek's own
+    // training system); the batch-level overlap is Megatron-Core's.
+    .planner_support = {.moe_flex_dispatcher = true},
     .cost_traits = other_cost_traits,
 };
 

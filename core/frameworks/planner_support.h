@@ -43,6 +43,11 @@ struct PlannerSupport {
   bool activation_offload = false;
   // Megatron's per-module recomputation (ParallelPlan::recompute_modules).
   bool recompute_modules = false;
+  // MoE dispatch through DeepEP or HybridEP (ParallelPlan::moe_dispatcher) and the batch-level
+  // all-to-all overlap (ParallelPlan::moe_a2a_overlap): Megatron-Core's flex dispatcher and
+  // --overlap-moe-expert-parallel-comm.
+  bool moe_flex_dispatcher = false;
+  bool moe_a2a_overlap = false;
 
   constexpr bool allows_zero_stage(int stage) const { return (zero_stages >> stage) & 1u; }
   constexpr bool allows_schedule(ScheduleKind schedule) const {
