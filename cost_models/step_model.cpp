@@ -368,7 +368,10 @@ LayerTimesKey layer_times_key(const ParallelPlan& p) {
   return {p.tp, p.cp, p.ep, p.expert_tp(), p.micro_batch_size, p.sequence_parallel && p.tp > 1,
           // The recompute mode and, above it, Megatron's recompute module bits.
           static_cast<int>(p.recompute) + 4 * static_cast<int>(p.recompute_modules),
-          p.schedule == ScheduleKind::DualPipe};
+          p.schedule == ScheduleKind::DualPipe ? 1
+          : p.moe_a2a_overlap                  ? 2
+                                               : 0,
+          static_cast<int>(p.moe_dispatcher)};
 }
 
 double compute_lower_bound_s(const Job& job, const LayerTimes& layers) {

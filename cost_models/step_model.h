@@ -82,9 +82,10 @@ struct LayerTimes {
   LayerTime head;
 };
 // The plan keys the layer times depend on: tp, cp, ep, expert tp, micro-batch size, sequence
-// parallelism, recompute (with its modules), and whether the schedule is DualPipe (its overlap of
-// the expert all-to-alls is in the layer times, layer_cost.cpp).
-using LayerTimesKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, bool>;
+// parallelism, recompute (with its modules), the overlap of the expert all-to-alls that is in
+// the layer times (layer_cost.cpp: 0 none, 1 DualPipe, 2 moe_a2a_overlap) and the plan's MoE
+// dispatcher ("auto" resolves from the keys before it).
+using LayerTimesKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int, int>;
 LayerTimesKey layer_times_key(const ParallelPlan& plan);
 LayerTimes compute_layer_times(const Job& job);
 StepEstimate estimate_step(const Job& job, const LayerTimes& layers,

@@ -150,6 +150,16 @@ TEST(MoeDispatch, OverlapNeverSlowsAStepAndOnlyEpCommunicationShrinks) {
   EXPECT_LT(overlapped.breakdown.ep_comm, plain.breakdown.ep_comm);
 }
 
+TEST(MoeDispatch, TheLayerTimesCacheTellsDispatchersAndOverlapApart) {
+  // The planner reuses per-layer times across plans with one key: plans that differ only in the
+  // dispatcher or the overlap have different layer times, so different keys.
+  const ParallelPlan plain = job_from(qwen_job("")).plan;
+  const ParallelPlan overlapped = job_from(qwen_job(R"(, "moe_a2a_overlap": true)")).plan;
+  const ParallelPlan all_to_all = job_from(qwen_job(R"(, "moe_dispatcher": "alltoall")")).plan;
+  EXPECT_NE(layer_times_key(plain), layer_times_key(overlapped));
+  EXPECT_NE(layer_times_key(plain), layer_times_key(all_to_all));
+}
+
 TEST(MoeDispatch, OverlapFollowsMegatronCoresRules) {
   auto error_of = [](const std::string& text) -> std::string {
     try {
