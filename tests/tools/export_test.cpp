@@ -102,6 +102,22 @@ Job job_from(const std::string& text) {
                    PlanCheck::Enforce);
 }
 
+// A Qwen3-235B-A22B-shaped MoE model (torchtitan's qwen3 235B-A22B flavor) on 32 H100 nodes,
+// tp2 pp8 vpp4 ep32 with sequence parallelism: the expert-parallel group spans 4 nodes, so
+// Megatron-Core's "auto" dispatcher is DeepEP. `extra` adds plan keys.
+Job qwen3_235b_job(const std::string& extra) {
+  return job_from(R"({"model": {"name": "qwen3-235b-like", "num_layers": 94, "hidden_size": 4096,
+      "num_attention_heads": 64, "num_query_groups": 4, "head_dim": 128,
+      "ffn_hidden_size": 12288, "vocab_size": 151936, "activation": "swiglu",
+      "normalization": "rmsnorm", "tied_embeddings": false, "qk_norm": true,
+      "rotary_base": 1000000,
+      "moe": {"num_experts": 128, "top_k": 8, "expert_ffn_hidden_size": 1536}},
+      "cluster": {"node": "dgx-h100", "num_nodes": 32},
+      "training": {"global_batch_size": 2048, "seq_length": 4096},
+      "plan": {"tp": 2, "pp": 8, "vpp": 4, "ep": 32, "sequence_parallel": true)" +
+                  extra + "}}");
+}
+
 // Jobs covering the plan keys, models and training setups export must handle.
 std::map<std::string, Job> variant_jobs() {
   const std::string llama8b =
@@ -163,6 +179,12 @@ std::map<std::string, Job> variant_jobs() {
       "plan": {"tp": 4, "ep": 8}})");
   jobs["no-plan"] = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100",
       "num_nodes": 1}, "training": {"global_batch_size": 64, "seq_length": 2048}})");
+  jobs["qwen3-235b-deepep"] = qwen3_235b_job("");
+  jobs["qwen3-235b-overlap"] = qwen3_235b_job(R"(, "moe_a2a_overlap": true)");
+  jobs["qwen3-235b-hybridep"] = qwen3_235b_job(R"(, "moe_dispatcher": "hybridep")");
+  jobs["deepseek-v3-deepep-etp1"] = job_from(R"({"model": "deepseek-v3", "cluster": {"node":
+      "dgx-h100", "num_nodes": 32}, "training": {"global_batch_size": 512, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 8, "ep": 32, "zero_stage": 3, "recompute": "full"}})");
   return jobs;
 }
 
@@ -301,7 +323,9 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(ds.at("--moe-router-topk"), "8");
   EXPECT_EQ(ds.at("--moe-shared-expert-intermediate-size"), "2048");
   EXPECT_EQ(ds.at("--expert-model-parallel-size"), "8");
-  EXPECT_EQ(ds.at("--moe-token-dispatcher-type"), "alltoall");
+  // ep 8 over tp 2 spans two H100 nodes: "auto" is Megatron-Core's DeepEP.
+  EXPECT_EQ(ds.at("--moe-token-dispatcher-type"), "flex");
+  EXPECT_EQ(ds.at("--moe-flex-dispatcher-backend"), "deepep");
   EXPECT_TRUE(ds.count("--multi-latent-attention"));
   EXPECT_EQ(ds.at("--q-lora-rank"), "1536");
   EXPECT_EQ(ds.at("--qk-pos-emb-head-dim"), "64");
@@ -310,6 +334,102 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   // Mixtral with ep 8 over dp*cp = 4: experts leave tensor parallelism (expert tp 1).
   EXPECT_EQ(mg("mixtral-ep").at("--expert-tensor-parallel-size"), "1");
   EXPECT_EQ(nm("mixtral-ep").at("model.expert_tensor_parallel_size"), "1");
+}
+
+// The MoE dispatcher the time model resolved and the batch-level overlap: Megatron-LM flags,
+// Bridge fields (written either way), torchtitan's backend where it has one.
+TEST(Export, MoeDispatcherAndOverlapFollowThePlan) {
+  const auto jobs = variant_jobs();
+  auto mg = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Megatron); };
+  auto nm = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Nemo); };
+  ASSERT_EQ(tools::launch::moe_dispatcher(jobs.at("qwen3-235b-deepep")), MoeDispatcher::DeepEP);
+
+  const auto deepep = mg("qwen3-235b-deepep");
+  EXPECT_EQ(deepep.at("--expert-model-parallel-size"), "32");
+  EXPECT_EQ(deepep.at("--moe-token-dispatcher-type"), "flex");
+  EXPECT_EQ(deepep.at("--moe-flex-dispatcher-backend"), "deepep");
+  EXPECT_FALSE(deepep.count("--overlap-moe-expert-parallel-comm"));
+  EXPECT_FALSE(deepep.count("--delay-wgrad-compute"));
+  const std::string plain = tools::export_megatron(jobs.at("qwen3-235b-deepep"));
+  EXPECT_NE(plain.find("export CUDA_DEVICE_MAX_CONNECTIONS=1 "), std::string::npos);
+
+  const auto overlap = mg("qwen3-235b-overlap");
+  EXPECT_EQ(overlap.at("--moe-token-dispatcher-type"), "flex");
+  EXPECT_EQ(overlap.at("--moe-flex-dispatcher-backend"), "deepep");
+  EXPECT_TRUE(overlap.count("--overlap-moe-expert-parallel-comm"));
+  EXPECT_TRUE(overlap.count("--delay-wgrad-compute"));
+  const std::string overlapped = tools::export_megatron(jobs.at("qwen3-235b-overlap"));
+  EXPECT_NE(overlapped.find("export CUDA_DEVICE_MAX_CONNECTIONS=32 "), std::string::npos);
+  EXPECT_EQ(overlapped.find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos);
+  EXPECT_EQ(mg("qwen3-235b-hybridep").at("--moe-flex-dispatcher-backend"), "hybridep");
+  // A plan that names the all-to-all gets it across nodes too.
+  Job alltoall = jobs.at("qwen3-235b-deepep");
+  alltoall.plan.moe_dispatcher = MoeDispatcher::AllToAll;
+  EXPECT_EQ(as_map(alltoall, ExportFormat::Megatron).at("--moe-token-dispatcher-type"), "alltoall");
+  EXPECT_FALSE(as_map(alltoall, ExportFormat::Megatron).count("--moe-flex-dispatcher-backend"));
+  EXPECT_EQ(as_map(alltoall, ExportFormat::Nemo).at("model.moe_flex_dispatcher_backend"), "null");
+
+  const auto n_plain = nm("qwen3-235b-deepep");
+  EXPECT_EQ(n_plain.at("model.moe_token_dispatcher_type"), "flex");
+  EXPECT_EQ(n_plain.at("model.moe_flex_dispatcher_backend"), "deepep");
+  EXPECT_EQ(n_plain.at("comm_overlap._target_"),
+            "megatron.bridge.training.comm_overlap.CommOverlapConfig");
+  EXPECT_EQ(n_plain.at("comm_overlap.overlap_moe_expert_parallel_comm"), "false");
+  EXPECT_EQ(n_plain.at("comm_overlap.delay_wgrad_compute"), "false");
+  EXPECT_FALSE(n_plain.count("env_vars.CUDA_DEVICE_MAX_CONNECTIONS"));
+  const auto n_overlap = nm("qwen3-235b-overlap");
+  EXPECT_EQ(n_overlap.at("comm_overlap.overlap_moe_expert_parallel_comm"), "true");
+  EXPECT_EQ(n_overlap.at("comm_overlap.delay_wgrad_compute"), "true");
+  EXPECT_EQ(n_overlap.at("env_vars.CUDA_DEVICE_MAX_CONNECTIONS"), "32");
+  EXPECT_EQ(n_overlap.at("model.moe_shared_expert_overlap"), "false");
+  EXPECT_EQ(n_overlap.at("model.recompute_method"), "null");
+  EXPECT_EQ(nm("qwen3-235b-hybridep").at("model.moe_flex_dispatcher_backend"), "hybridep");
+  // The comm_overlap section is built once (one _target_, one tp_comm_overlap).
+  const std::string yaml = tools::export_nemo(jobs.at("qwen3-235b-overlap"));
+  EXPECT_EQ(yaml.find("\ncomm_overlap:"), yaml.rfind("\ncomm_overlap:"));
+  EXPECT_EQ(yaml.find("_target_: megatron.bridge.training.comm_overlap"),
+            yaml.rfind("_target_: megatron.bridge.training.comm_overlap"));
+  EXPECT_EQ(yaml.find("tp_comm_overlap:"), yaml.rfind("tp_comm_overlap:"));
+
+  // torchtitan has no batch-level overlap: refused, nearest plan without it. v0.2.2 runs
+  // DeepEP only for deepseek_v3 (without expert tp): qwen3's resolved DeepEP is refused there
+  // and set on main (model_registry(moe_comm_backend=...)).
+  Job tt = jobs.at("qwen3-235b-overlap");
+  tt.plan.zero_stage = 3;  // past the ZeRO-1 refusal
+  const auto overlap_refusal = tools::torchtitan_refusal(tt);
+  ASSERT_TRUE(overlap_refusal.has_value());
+  EXPECT_EQ(overlap_refusal->key, "plan.moe_a2a_overlap");
+  ASSERT_TRUE(overlap_refusal->nearest.has_value());
+  EXPECT_FALSE(overlap_refusal->nearest->moe_a2a_overlap);
+  EXPECT_EQ(tools::torchtitan_main_refusal(tt)->key, "plan.moe_a2a_overlap");
+  tt.plan = *overlap_refusal->nearest;
+  const auto dispatcher_refusal = tools::torchtitan_refusal(tt);
+  ASSERT_TRUE(dispatcher_refusal.has_value());
+  EXPECT_EQ(dispatcher_refusal->key, "plan.moe_dispatcher");
+  EXPECT_EQ(dispatcher_refusal->nearest->moe_dispatcher, MoeDispatcher::AllToAll);
+  EXPECT_FALSE(tools::torchtitan_main_refusal(tt).has_value());
+  EXPECT_NE(tools::export_torchtitan_main(tt).find(
+                R"(model_registry("235B-A22B", moe_comm_backend="deepep"))"),
+            std::string::npos);
+  tt.plan = *dispatcher_refusal->nearest;
+  EXPECT_FALSE(tools::torchtitan_refusal(tt).has_value());
+  EXPECT_EQ(as_map(tt, ExportFormat::Torchtitan).at("parallelism.expert_parallel_comm_backend"),
+            "\"standard\"");
+  const Job& ds = jobs.at("deepseek-v3-deepep-etp1");
+  EXPECT_FALSE(tools::torchtitan_refusal(ds).has_value());
+  EXPECT_EQ(as_map(ds, ExportFormat::Torchtitan).at("parallelism.expert_parallel_comm_backend"),
+            "\"deepep\"");
+  // A torchtitan job's "auto" is the all-to-all.
+  Job titan = jobs.at("qwen3-235b-deepep");
+  titan.framework = Framework::Torchtitan;
+  EXPECT_EQ(tools::launch::moe_dispatcher(titan), MoeDispatcher::AllToAll);
+  // Megatron-Core refuses the overlap in an fp32 model.
+  Job fp32 = jobs.at("qwen3-235b-overlap");
+  fp32.training.precision = Precision::Fp32;
+  const auto fp32_refusal = tools::megatron_refusal(fp32);
+  ASSERT_TRUE(fp32_refusal.has_value());
+  EXPECT_EQ(fp32_refusal->key, "plan.moe_a2a_overlap");
+  EXPECT_EQ(tools::nemo_refusal(fp32)->key, "plan.moe_a2a_overlap");
 }
 
 // Megatron-LM and Megatron-Bridge refuse what they cannot run (megatron_rules_test.cpp,

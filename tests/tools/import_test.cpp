@@ -28,9 +28,15 @@ std::string job_text(const std::string& model, const std::string& node, int64_t 
          R"(, "precision": ")" + precision + R"("}})";
 }
 
+std::string error_of(ExportFormat format, const std::string& text, tools::ImportOptions o);
+
 // The plan as the launch can state it: keys with no effect dropped (sequence parallelism
-// without tp, the schedule without pp, a shard group of all of dp).
-Json comparable_plan(ParallelPlan p, ExportFormat format) {
+// without tp, the schedule without pp, a shard group of all of dp, the MoE dispatcher without
+// expert parallelism), the MoE dispatcher as the job's framework resolves it (a launch names
+// the dispatcher, not whether the plan chose it or left it to "auto").
+Json comparable_plan(const Job& job, ExportFormat format) {
+  ParallelPlan p = job.plan;
+  p.moe_dispatcher = p.ep > 1 ? tools::launch::moe_dispatcher(job) : MoeDispatcher::Auto;
   p.sequence_parallel = p.sequence_parallel && p.tp > 1;
   if (p.pp == 1) p.schedule = ScheduleKind::OneFOneB;
   if (p.zero_shard_size == p.dp) p.zero_shard_size = 0;
@@ -83,7 +89,7 @@ bool round_trip(Job job, ExportFormat format) {
     EXPECT_EQ(note.find("parplan"), std::string::npos) << note;
   }
   const Job back = parse_job(imported.job, "imported.json", PARPLAN_SOURCE_DIR);
-  EXPECT_EQ(comparable_plan(back.plan, format), comparable_plan(job.plan, format));
+  EXPECT_EQ(comparable_plan(back, format), comparable_plan(job, format));
   EXPECT_EQ(comparable_model(back.model, format), comparable_model(job.model, format));
   EXPECT_EQ(back.training.global_batch_size, job.training.global_batch_size);
   EXPECT_EQ(back.training.seq_length, job.training.seq_length);
@@ -167,6 +173,82 @@ TEST(Import, ExplicitSplitsAndShardingComeBack) {
       EXPECT_TRUE(round_trip(job, format));
     }
   }
+}
+
+// A Qwen3-235B-A22B-shaped MoE job on 32 H100 nodes, tp2 pp8 vpp4 ep32 (the expert group spans
+// 4 nodes: Megatron-Core's "auto" dispatcher is DeepEP), with extra plan keys.
+Job qwen3_235b_job(const std::string& extra) {
+  return job_from(R"({"model": {"name": "qwen3-235b-like", "num_layers": 94, "hidden_size": 4096,
+      "num_attention_heads": 64, "num_query_groups": 4, "head_dim": 128,
+      "ffn_hidden_size": 12288, "vocab_size": 151936, "activation": "swiglu",
+      "normalization": "rmsnorm", "tied_embeddings": false, "qk_norm": true,
+      "rotary_base": 1000000,
+      "moe": {"num_experts": 128, "top_k": 8, "expert_ffn_hidden_size": 1536}},
+      "cluster": {"node": "dgx-h100", "num_nodes": 32},
+      "training": {"global_batch_size": 2048, "seq_length": 4096},
+      "plan": {"tp": 2, "pp": 8, "vpp": 4, "ep": 32, "sequence_parallel": true)" +
+                  extra + "}}");
+}
+
+// The MoE dispatcher and the batch-level overlap come back: "auto" stays unset, a dispatcher
+// other than auto's for the plan is written, and the overlap is read from the flags/fields.
+TEST(Import, MoeDispatcherAndOverlapComeBack) {
+  for (const char* extra : {"", R"(, "moe_a2a_overlap": true)", R"(, "moe_dispatcher": "hybridep")",
+                            R"(, "moe_dispatcher": "alltoall", "moe_a2a_overlap": true)"}) {
+    SCOPED_TRACE(extra);
+    const Job job = qwen3_235b_job(extra);
+    for (ExportFormat format : {ExportFormat::Megatron, ExportFormat::Nemo}) {
+      EXPECT_TRUE(round_trip(job, format));
+      tools::ImportOptions options{"dgx-h100", 32, job.model.vocab_size, "."};
+      const auto imported = tools::import_launch(format, tools::export_launch_settings(job, format),
+                                                 "launch", options);
+      // Exactly the plan's keys: no dispatcher where it was "auto", the overlap where set.
+      const Json& plan = imported.job["plan"];
+      EXPECT_EQ(plan.contains("moe_dispatcher"), job.plan.moe_dispatcher != MoeDispatcher::Auto);
+      if (plan.contains("moe_dispatcher")) {
+        EXPECT_EQ(plan["moe_dispatcher"], to_string(job.plan.moe_dispatcher));
+      }
+      EXPECT_EQ(plan.value("moe_a2a_overlap", false), job.plan.moe_a2a_overlap);
+    }
+  }
+  // torchtitan (whose overlap refusal export_test checks; parplan has no preset for qwen3
+  // 235B-A22B to import into): DeepEP comes back from deepseek_v3's expert_parallel_comm_backend.
+  const Job deepseek = job_from(R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100",
+      "num_nodes": 32}, "training": {"global_batch_size": 512, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 8, "ep": 32, "zero_stage": 3, "recompute": "full"}})");
+  EXPECT_TRUE(round_trip(deepseek, ExportFormat::Torchtitan));
+  const auto toml =
+      tools::import_launch(ExportFormat::Torchtitan, tools::export_torchtitan(deepseek), "t.toml",
+                           {"dgx-h100", 32, std::nullopt, "."});
+  EXPECT_EQ(toml.job["plan"]["moe_dispatcher"], "deepep");  // torchtitan's auto: all-to-all
+
+  // Hand-written forms: flex without a backend is DeepEP; allgather (Megatron's default) is
+  // modelled as the all-to-all, with a note; no ncclep.
+  const std::string base = R"(--num-layers 2 --hidden-size 256 --num-attention-heads 4
+      --vocab-size 1000 --num-experts 16 --moe-router-topk 2 --moe-ffn-hidden-size 128
+      --expert-model-parallel-size 16 --global-batch-size 64 --seq-length 1024
+      --micro-batch-size 1 --bf16 )";
+  const tools::ImportOptions two_nodes{"dgx-h100", 2, std::nullopt, "."};
+  const auto flex = tools::import_launch(ExportFormat::Megatron,
+                                         base +
+                                             "--moe-token-dispatcher-type flex "
+                                             "--overlap-moe-expert-parallel-comm",
+                                         "f.sh", two_nodes);
+  EXPECT_FALSE(flex.job["plan"].contains("moe_dispatcher"));  // auto: DeepEP across 2 nodes
+  EXPECT_EQ(flex.job["plan"]["moe_a2a_overlap"], true);
+  bool delay_noted = false;
+  for (const std::string& note : flex.notes) {
+    delay_noted |= note.find("--delay-wgrad-compute") != std::string::npos;
+  }
+  EXPECT_TRUE(delay_noted);
+  const auto allgather = tools::import_launch(ExportFormat::Megatron, base, "a.sh", two_nodes);
+  EXPECT_EQ(allgather.job["plan"]["moe_dispatcher"], "alltoall");
+  ASSERT_FALSE(allgather.notes.empty());
+  EXPECT_NE(error_of(ExportFormat::Megatron,
+                     base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep",
+                     two_nodes)
+                .find("ncclep"),
+            std::string::npos);
 }
 
 TEST(Import, HandWrittenLaunchesAreRead) {

@@ -128,13 +128,41 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
       EXPECT_EQ((layers / pp) % l.number("--num-layers-per-virtual-pipeline-stage", 1), 0);
     }
   }
-  // CUDA_DEVICE_MAX_CONNECTIONS: 1 with tp or cp > 1 before Blackwell, never 1 with FSDP.
+  // CUDA_DEVICE_MAX_CONNECTIONS: 1 with tp or cp > 1 before Blackwell, never 1 with FSDP or
+  // the MoE overlap (arguments.py only warns about tp/cp with the overlap; the MoE README
+  // requires more than one connection for it).
   const bool fsdp = l.has("--use-megatron-fsdp");
+  const bool a2a_overlap = l.has("--overlap-moe-expert-parallel-comm");
   if (fsdp) {
-    EXPECT_NE(l.connections, "1");
     EXPECT_EQ(l.args.at("--ckpt-format"), "fsdp_dtensor");
+  }
+  if (fsdp || a2a_overlap) {
+    EXPECT_NE(l.connections, "1");
   } else if ((tp > 1 || cp > 1) && job.cluster.node.gpu.architecture != "blackwell") {
     EXPECT_EQ(l.connections, "1");
+  }
+  // transformer_config.py __post_init__ on the overlap: expert parallelism, the alltoall or
+  // flex dispatcher, virtual stages when pipelining, no full recomputation or recompute
+  // method, a bf16 or fp16 model; delay_wgrad_compute only with the overlap.
+  if (a2a_overlap) {
+    EXPECT_GT(ep, 1);
+    const std::string dispatcher = l.args.count("--moe-token-dispatcher-type")
+                                       ? l.args.at("--moe-token-dispatcher-type")
+                                       : "allgather";
+    EXPECT_TRUE(dispatcher == "alltoall" || dispatcher == "flex") << dispatcher;
+    if (pp > 1) {
+      EXPECT_TRUE(l.has("--num-layers-per-virtual-pipeline-stage") ||
+                  l.has("--num-virtual-stages-per-pipeline-rank") ||
+                  l.has("--pipeline-model-parallel-layout"));
+    }
+    EXPECT_FALSE(l.has("--recompute-method"));
+    EXPECT_TRUE(l.has("--bf16") || l.has("--fp16"));
+  }
+  if (l.has("--delay-wgrad-compute")) {
+    EXPECT_TRUE(a2a_overlap);
+  }
+  if (l.has("--moe-flex-dispatcher-backend")) {
+    EXPECT_EQ(l.args.at("--moe-token-dispatcher-type"), "flex");
   }
   if (l.has("--tp-comm-overlap")) {
     // fp8: MXFP8 is a Blackwell recipe and uses E4M3 for every tensor.

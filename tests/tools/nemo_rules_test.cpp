@@ -73,8 +73,40 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
       !given("model.num_layers_in_first_pipeline_stage")) {
     EXPECT_EQ(layers % (pp * number("model.virtual_pipeline_model_parallel_size", 1)), 0);
   }
-  if (y.count("comm_overlap.tp_comm_overlap")) {
+  if (y.count("comm_overlap._target_")) {
+    EXPECT_TRUE(y.count("comm_overlap.tp_comm_overlap"));  // CommOverlapConfig has no default
+  }
+  if (y.count("comm_overlap.tp_comm_overlap") && y.at("comm_overlap.tp_comm_overlap") == "true") {
     EXPECT_EQ(y.at("model.sequence_parallel"), "true");
+  }
+  // comm_overlap.py _get_model_comm_overlap_cfgs on the MoE overlap (as Megatron-Core's
+  // TransformerConfig): expert parallelism, the alltoall or flex dispatcher, bf16 or fp16,
+  // virtual stages when pipelining, no full recomputation, recompute method or layer count,
+  // no shared-expert overlap; delay_wgrad_compute only with it.
+  const auto is_true = [&](const std::string& key) { return y.count(key) && y.at(key) == "true"; };
+  if (is_true("comm_overlap.overlap_moe_expert_parallel_comm")) {
+    EXPECT_GT(number("model.expert_model_parallel_size", 1), 1);
+    const std::string dispatcher = y.at("model.moe_token_dispatcher_type");
+    EXPECT_TRUE(dispatcher == "alltoall" || dispatcher == "flex") << dispatcher;
+    const std::string precision = y.count("mixed_precision") ? y.at("mixed_precision") : "";
+    EXPECT_TRUE(is_true("mixed_precision.bf16") || is_true("mixed_precision.fp16") ||
+                precision == "bf16_mixed" || precision == "fp16_mixed")
+        << precision;
+    if (pp > 1) {
+      EXPECT_TRUE(given("model.virtual_pipeline_model_parallel_size"));
+    }
+    EXPECT_NE(y.at("model.recompute_granularity"), "full");
+    EXPECT_FALSE(given("model.recompute_method"));
+    EXPECT_FALSE(given("model.recompute_num_layers"));
+    EXPECT_EQ(y.at("model.moe_shared_expert_overlap"), "false");
+    EXPECT_EQ(y.at("env_vars.CUDA_DEVICE_MAX_CONNECTIONS"), "32");
+  }
+  if (is_true("comm_overlap.delay_wgrad_compute")) {
+    EXPECT_TRUE(is_true("comm_overlap.overlap_moe_expert_parallel_comm"));
+  }
+  if (y.count("model.moe_token_dispatcher_type") &&
+      y.at("model.moe_token_dispatcher_type") == "flex") {
+    EXPECT_TRUE(given("model.moe_flex_dispatcher_backend"));
   }
   // Megatron-Core: fp8 parameter gathers need the distributed optimizer or Megatron-FSDP.
   if (y.count("mixed_precision.fp8_param_gather") &&

@@ -8,6 +8,7 @@
 #include "core/plural.h"
 #include "cost_models/framework_traits.h"
 #include "cost_models/memory_model.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/export/launch_settings.h"
 #include "tools/report/report_data.h"
 
@@ -136,6 +137,12 @@ Fp8Launch fp8_launch(const Job& job) {
     return {"e4m3", "mxfp8", param_gather, "mx"};
   }
   return {"hybrid", "tensorwise", param_gather, "float8"};
+}
+
+MoeDispatcher moe_dispatcher(const Job& job) {
+  const auto traits = cost::framework_traits(job.framework, job.training, job.plan);
+  return cost::resolved_moe_dispatcher(traits, job.plan, job.cluster.node,
+                                       cost::place_group(job.plan, job.cluster.node, {"ep"}));
 }
 
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }

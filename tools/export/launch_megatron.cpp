@@ -13,9 +13,15 @@ namespace {
 
 // arguments.py: with tp or cp > 1 before Blackwell Megatron asserts CUDA_DEVICE_MAX_CONNECTIONS
 // is 1 (kernels reach the GPU in issue order, so communication overlaps compute); Megatron
-// FSDP asserts the opposite.
+// FSDP asserts the opposite. The batch-level MoE overlap needs it above 1 (Megatron-Core MoE
+// README, "Requirements for EP A2A Overlap"): with it arguments.py skips the tp/cp assert and
+// only warns, and Megatron-Bridge's Qwen3 and DeepSeek-V3 performance recipes set 32.
 std::string connections_line(const Job& job) {
   const ParallelPlan& p = job.plan;
+  if (p.moe_a2a_overlap) {
+    return "export CUDA_DEVICE_MAX_CONNECTIONS=32  # --overlap-moe-expert-parallel-comm needs it "
+           "above 1; arguments.py then skips the tp/cp check (Megatron-Bridge perf recipes: 32)\n";
+  }
   if (p.zero_stage >= 2) {
     return "unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron FSDP requires it unset or above 1\n";
   }
@@ -98,6 +104,15 @@ std::optional<ExportRefusal> launch::megatron_core_refusal(const Job& job) {
                   "Megatron FSDP sharding over the whole data-parallel group (its hybrid "
                   "sharding has options parplan does not model)",
                   nearest, "plan.zero_shard_size 0 (shard over dp " + std::to_string(p.dp) + ")");
+  }
+  // transformer_config.py: "overlap_moe_expert_parallel_comm is only supported with bf16 or
+  // fp16 model" (fp8 trains a bf16 model).
+  if (p.moe_a2a_overlap && job.training.precision == Precision::Fp32) {
+    ParallelPlan nearest = p;
+    nearest.moe_a2a_overlap = false;
+    return refuse("plan.moe_a2a_overlap", "true with precision fp32",
+                  "false with fp32 (the overlap needs a bf16 or fp16 model)", nearest,
+                  "plan.moe_a2a_overlap false");
   }
   if (job.model.position_embedding == PositionEmbedding::Alibi) {
     return refuse("model.position_embedding", "alibi",
@@ -211,6 +226,32 @@ void batch_and_precision(const Job& job, Args& a) {
   }
 }
 
+// The dispatcher the time model assumed (launch::moe_dispatcher): the NCCL all-to-all, or the
+// flex dispatcher with DeepEP or HybridEP (transformer_config.py moe_token_dispatcher_type,
+// moe_flex_dispatcher_backend); and the batch-level overlap of the expert-parallel all-to-alls
+// (model_parallel_config.py overlap_moe_expert_parallel_comm, delay_wgrad_compute; the MoE
+// README's "EP A2A Overlap" flags).
+void moe_dispatch(const Job& job, Args& a) {
+  switch (launch::moe_dispatcher(job)) {
+    case MoeDispatcher::DeepEP:
+      a.value("--moe-token-dispatcher-type", "flex");
+      a.value("--moe-flex-dispatcher-backend", "deepep");
+      break;
+    case MoeDispatcher::HybridEP:
+      a.value("--moe-token-dispatcher-type", "flex");
+      a.value("--moe-flex-dispatcher-backend", "hybridep");
+      break;
+    case MoeDispatcher::AllToAll:
+    case MoeDispatcher::Auto:  // resolved: never Auto
+      a.value("--moe-token-dispatcher-type", "alltoall");
+      break;
+  }
+  if (job.plan.moe_a2a_overlap) {
+    a.flag("--overlap-moe-expert-parallel-comm");
+    a.flag("--delay-wgrad-compute");
+  }
+}
+
 void model_shape(const Job& job, Args& a) {
   const ModelSpec& m = job.model;
   a.comment("model: " + m.name);
@@ -277,7 +318,7 @@ void model_shape(const Job& job, Args& a) {
     if (!all_moe) {
       a.value("--moe-layer-freq", "\"" + launch::megatron_pattern_expression(pattern) + "\"");
     }
-    if (job.plan.ep > 1) a.value("--moe-token-dispatcher-type", "alltoall");
+    if (job.plan.ep > 1) moe_dispatch(job, a);
     a.flag("--moe-grouped-gemm");  // the time model assumes the experts' GEMMs grouped
   }
   // Megatron pads the tokenizer's vocabulary to a multiple of this times tp; the model's

@@ -89,6 +89,35 @@ void pipeline_split(const Job& job, Yaml& y) {
   y.set_bool("model", "account_for_loss_in_pipeline_split", false);
 }
 
+// comm_overlap (training/comm_overlap.py CommOverlapConfig), built once: tensor-parallel
+// overlap, and for MoE models the batch-level all-to-all overlap written either way, since
+// CommOverlapConfig.setup sets the model's overlap_moe_expert_parallel_comm and
+// delay_wgrad_compute from it (False unless given) and a recipe's True must not survive. Recipes
+// may leave comm_overlap None: the override then builds the CommOverlapConfig, whose
+// tp_comm_overlap has no default.
+void comm_overlap(const Job& job, Yaml& y) {
+  const ParallelPlan& p = job.plan;
+  const auto traits = cost::framework_traits(job.framework, job.training, p);
+  const bool tp_overlap =
+      p.tp > 1 && p.sequence_parallel &&
+      cost::tp_comm_overlap_applies(traits, cost::place_group(p, job.cluster.node, {"tp"}));
+  if (!tp_overlap && !job.model.moe) return;
+  y.set("comm_overlap", "_target_", "megatron.bridge.training.comm_overlap.CommOverlapConfig");
+  y.set_bool("comm_overlap", "tp_comm_overlap", tp_overlap);
+  if (!job.model.moe) return;
+  y.set_bool("comm_overlap", "overlap_moe_expert_parallel_comm", p.moe_a2a_overlap);
+  y.set_bool("comm_overlap", "delay_wgrad_compute", p.moe_a2a_overlap);
+  if (!p.moe_a2a_overlap) return;
+  // The overlap needs more than one hardware queue (Megatron-Core MoE README, "Requirements
+  // for EP A2A Overlap"); ConfigContainer.env_vars sets it unless the shell already does
+  // (config.py apply_environment_variables), as Bridge's Qwen3 and DeepSeek-V3 perf recipes.
+  y.comment("env_vars", "the MoE overlap needs it above 1; a value exported in the shell wins");
+  y.set("env_vars", "CUDA_DEVICE_MAX_CONNECTIONS", 32);
+  // transformer_config.py / comm_overlap.py: the overlap refuses a recipe's shared-expert
+  // overlap (and a recompute method or layer count: training() clears them).
+  y.set_bool("model", "moe_shared_expert_overlap", false);
+}
+
 void parallelism(const Job& job, Yaml& y) {
   const ParallelPlan& p = job.plan;
   const auto traits = cost::framework_traits(job.framework, job.training, p);
@@ -125,12 +154,7 @@ void parallelism(const Job& job, Yaml& y) {
   y.set_bool("ddp", "overlap_grad_reduce", p.dp > 1 && traits.overlap_dp_grad_reduce);
   y.set_bool("ddp", "overlap_param_gather",
              p.dp > 1 && p.zero_stage >= 1 && traits.overlap_param_gather);
-  if (p.tp > 1 && p.sequence_parallel &&
-      cost::tp_comm_overlap_applies(traits, cost::place_group(p, job.cluster.node, {"tp"}))) {
-    // Recipes leave comm_overlap None: the override must build the CommOverlapConfig.
-    y.set("comm_overlap", "_target_", "megatron.bridge.training.comm_overlap.CommOverlapConfig");
-    y.set_bool("comm_overlap", "tp_comm_overlap", true);
-  }
+  comm_overlap(job, y);
 }
 
 void model_shape(const Job& job, Yaml& y) {
@@ -199,7 +223,15 @@ void model_shape(const Job& job, Yaml& y) {
       list += (list.empty() ? "" : ", ") + std::to_string(v);
     }
     y.set("model", "moe_layer_freq", all_moe ? "1" : "[" + list + "]");
-    if (job.plan.ep > 1) y.set("model", "moe_token_dispatcher_type", "alltoall");
+    if (job.plan.ep > 1) {
+      // The dispatcher the time model assumed (launch::moe_dispatcher), both fields written:
+      // Bridge's validate_flex_dispatcher_backend falls back to alltoall on a null backend.
+      const MoeDispatcher dispatcher = launch::moe_dispatcher(job);
+      const bool flex =
+          dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP;
+      y.set("model", "moe_token_dispatcher_type", flex ? "flex" : "alltoall");
+      y.set("model", "moe_flex_dispatcher_backend", flex ? to_string(dispatcher) : "null");
+    }
     y.set_bool("model", "moe_grouped_gemm", true);  // the time model assumes grouped GEMMs
   }
 }
@@ -207,6 +239,12 @@ void model_shape(const Job& job, Yaml& y) {
 void training(const Job& job, Yaml& y) {
   const ParallelPlan& p = job.plan;
   const TrainingSpec& t = job.training;
+  // A recipe's recompute method and layer count are cleared without full recomputation:
+  // TransformerConfig refuses a layer count with "selective", and the MoE overlap either one.
+  if (p.recompute != Recompute::Full) {
+    y.set("model", "recompute_method", "null");
+    y.set("model", "recompute_num_layers", "null");
+  }
   if (p.recompute == Recompute::None) {
     y.set("model", "recompute_granularity", "null");  // not the recipe's
   } else if (p.recompute == Recompute::Selective) {

@@ -44,7 +44,8 @@ std::string export_nemo(const Job& job);
 std::string export_torchtitan(const Job& job);
 
 // torchtitan main (pytorch/torchtitan b5bcd76c): a Python config function (the TOML job config
-// gave way to Python in commit 9810191b). Its refusals are v0.2.2's, and experts without
+// gave way to Python in commit 9810191b). Its refusals are v0.2.2's but the MoE dispatcher
+// (main runs DeepEP and HybridEP: model_registry(moe_comm_backend=...)), and experts without
 // tensor parallelism (main's expert parallelism takes its ranks from FSDP and TP).
 std::optional<ExportRefusal> torchtitan_main_refusal(const Job& job);
 std::string export_torchtitan_main(const Job& job);
@@ -52,8 +53,14 @@ std::string export_torchtitan_main(const Job& job);
 namespace launch {
 
 // Megatron-Core's refusals, shared by Megatron-LM and Megatron-Bridge: pipeline schedule, rank
-// order, FSDP hybrid sharding, ALiBi.
+// order, FSDP hybrid sharding, ALiBi, the MoE overlap in fp32.
 std::optional<ExportRefusal> megatron_core_refusal(const Job& job);
+
+// torchtitan's refusals shared by v0.2.2 and main: models it does not ship, Megatron's
+// recompute modules and offloading, ZeRO-1, DDP beside other parallelism, schedules, LoRA, the
+// MoE batch-level overlap. v0.2.2 adds its MoE dispatchers (DeepEP for deepseek_v3 only, no
+// HybridEP).
+std::optional<ExportRefusal> torchtitan_shared_refusal(const Job& job);
 
 // The fp8 recipe every format names for one job, so that all three run what the memory and
 // time model assumes (cost_models/framework_traits.h fp8_recipe_is_mxfp8, fp8_params_apply):
@@ -108,6 +115,12 @@ std::string torchtitan_module_fqns(const Job& job);
 
 // Whether the model has no dropout (Llama-style), for the frameworks' dropout settings.
 bool trains_without_dropout(const ModelSpec& model);
+
+// The MoE token dispatcher the plan runs on its cluster, the one the time model assumes: the
+// plan's moe_dispatcher, or for "auto" what the job's framework picks for the plan's
+// expert-parallel group (cost::resolved_moe_dispatcher: DeepEP for Megatron-Core when the group
+// leaves the node on Hopper or later, else the NCCL all-to-all). Every format launches this one.
+MoeDispatcher moe_dispatcher(const Job& job);
 
 // The plan's recompute modules by Megatron's names (kRecomputeModuleNames), joined by
 // `separator`; empty when the plan names none.

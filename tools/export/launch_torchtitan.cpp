@@ -185,6 +185,12 @@ void parallelism(const Job& job, Toml& t) {
   if (job.model.moe) {
     t.set("expert_parallel_degree", p.ep);
     t.set("expert_tensor_parallel_degree", p.expert_tp());
+    // The dispatcher the time model assumed (launch::moe_dispatcher; HybridEP and DeepEP
+    // where v0.2.2 lacks it are refused).
+    if (p.ep > 1) {
+      t.str("expert_parallel_comm_backend",
+            launch::moe_dispatcher(job) == MoeDispatcher::DeepEP ? "deepep" : "standard");
+    }
   }
   if (p.order != "tp-cp-ep-dp-pp") {
     t.comment("plan.order " + p.order + ": torchtitan builds its own device mesh");
@@ -208,7 +214,7 @@ std::string preset_for_torchtitan_flavor(std::string_view name, std::string_view
   return "";
 }
 
-std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
+std::optional<ExportRefusal> launch::torchtitan_shared_refusal(const Job& job) {
   const ParallelPlan& p = job.plan;
   if (torchtitan_flavor(job.model) == nullptr) {
     return ExportRefusal{"model", job.model.name,
@@ -264,7 +270,53 @@ std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
     return ExportRefusal{"training.method", "lora", "pretrain or sft (no LoRA in v0.2.2)",
                          std::nullopt, ""};
   }
+  // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): torchtitan's schedules
+  // run one micro-batch's forward or backward at a time.
+  if (p.moe_a2a_overlap) {
+    ParallelPlan nearest = p;
+    nearest.moe_a2a_overlap = false;
+    return ExportRefusal{"plan.moe_a2a_overlap", "true",
+                         "false: torchtitan has no batch-level overlap of the expert-parallel "
+                         "all-to-alls (Megatron-Core's combined 1F1B)",
+                         nearest, "plan.moe_a2a_overlap false"};
+  }
   return std::nullopt;
+}
+
+namespace {
+
+// v0.2.2's expert-parallel backends (job_config.py Parallelism.expert_parallel_comm_backend:
+// "standard" all-to-all or "deepep"): DeepEP only for deepseek_v3 (llama4 too, no parplan
+// model; the other models' parallelize functions never read the key), with expert parallelism
+// and without expert tensor parallelism (deepseek_v3/infra/parallelize.py raises otherwise).
+// No HybridEP.
+bool v022_runs_deepep(const Job& job) {
+  const TorchtitanFlavor* f = torchtitan_flavor(job.model);
+  return f && std::string(f->name) == "deepseek_v3" && job.plan.ep > 1 && job.plan.expert_tp() == 1;
+}
+
+std::optional<ExportRefusal> v022_dispatcher_refusal(const Job& job) {
+  if (!job.model.moe || job.plan.ep <= 1) return std::nullopt;  // no dispatch to choose
+  const MoeDispatcher dispatcher = launch::moe_dispatcher(job);
+  if (dispatcher == MoeDispatcher::AllToAll) return std::nullopt;
+  if (dispatcher == MoeDispatcher::DeepEP && v022_runs_deepep(job)) return std::nullopt;
+  ParallelPlan nearest = job.plan;
+  nearest.moe_dispatcher = v022_runs_deepep(job) ? MoeDispatcher::DeepEP : MoeDispatcher::AllToAll;
+  return ExportRefusal{
+      "plan.moe_dispatcher",
+      std::string(to_string(dispatcher)) +
+          (job.plan.moe_dispatcher == MoeDispatcher::Auto ? " (auto for this plan)" : ""),
+      "alltoall, or deepep for deepseek_v3 without expert tensor parallelism "
+      "(expert_parallel_comm_backend; torchtitan main runs both DeepEP and HybridEP: "
+      "--torchtitan-version main)",
+      nearest, std::string("plan.moe_dispatcher ") + to_string(nearest.moe_dispatcher)};
+}
+
+}  // namespace
+
+std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
+  if (auto refusal = launch::torchtitan_shared_refusal(job)) return refusal;
+  return v022_dispatcher_refusal(job);
 }
 
 std::string export_torchtitan(const Job& job) {

@@ -97,7 +97,9 @@ std::string parallelism(const Job& job) {
 }  // namespace
 
 std::optional<ExportRefusal> torchtitan_main_refusal(const Job& job) {
-  if (auto refusal = torchtitan_refusal(job)) return refusal;
+  // Main runs DeepEP and HybridEP for every MoE model parplan matches (qwen3, deepseek_v3:
+  // model_registry(moe_comm_backend=...)), so v0.2.2's dispatcher refusal does not apply.
+  if (auto refusal = launch::torchtitan_shared_refusal(job)) return refusal;
   const ParallelPlan& p = job.plan;
   // configs.py expert_parallel_degree: "EP borrows ranks from FSDP and TP", so experts run
   // without tensor parallelism.
@@ -154,7 +156,17 @@ std::string export_torchtitan_main(const Job& job) {
     converters = ", converters=[" + linear + ".Config()" +
                  (job.model.moe ? ", " + grouped + ".Config()" : "") + "]";
   }
-  out += "    config.model_spec = model_registry(\"" + flavor + "\"" + converters + ")\n";
+  // The dispatcher the time model assumed (launch::moe_dispatcher): models/common/
+  // config_utils.py make_token_dispatcher_config, "deepep" or "hybridep"; "standard" (the
+  // all-to-all) by default.
+  std::string backend;
+  if (job.model.moe && p.ep > 1) {
+    const MoeDispatcher dispatcher = launch::moe_dispatcher(job);
+    if (dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP) {
+      backend = std::string(", moe_comm_backend=\"") + to_string(dispatcher) + "\"";
+    }
+  }
+  out += "    config.model_spec = model_registry(\"" + flavor + "\"" + backend + converters + ")\n";
   out += "    config.hf_assets_path = \"<HF_ASSETS_PATH>\"  # replace: tokenizer and weights\n";
   out += parallelism(job);
   const TrainingSpec& t = job.training;

@@ -281,6 +281,14 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
       job["plan"]["etp"] = *d.expert_tp;
     }
   }
+  // The MoE dispatcher only where the framework's "auto" does not pick it for this plan
+  // (launch::moe_dispatcher), so that "auto" plans come back as they were.
+  if (d.moe_dispatcher) {
+    const Job derived = parse_job(job, file, o.base_dir, PlanCheck::Skip);
+    if (derived.model.moe && *d.moe_dispatcher != to_string(launch::moe_dispatcher(derived))) {
+      job["plan"]["moe_dispatcher"] = *d.moe_dispatcher;
+    }
+  }
   const Job checked = parse_job(job, file, o.base_dir, PlanCheck::Enforce);  // or the error
   note_assumptions(d, checked);
   return {job, s.unread(), d.notes};

@@ -89,6 +89,9 @@ struct ImportDraft {
   bool overlaps_grad_reduce = true;
   bool overlaps_param_gather = true;
   std::optional<bool> fp8_param_gather;  // fp8 parameters all-gathered in fp8, when it says
+  // The MoE dispatcher the launch names ("alltoall", "deepep", "hybridep"): written as the
+  // plan's moe_dispatcher only where "auto" would not resolve to it for the imported job.
+  std::optional<std::string> moe_dispatcher;
   std::vector<std::string> notes;
 };
 

@@ -223,6 +223,44 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   }
 }
 
+// The MoE token dispatcher (transformer_config.py moe_token_dispatcher_type, "allgather" by
+// default; moe_flex_dispatcher_backend, "deepep" by default, or the deprecated
+// --moe-enable-deepep) and the batch-level overlap (model_parallel_config.py
+// overlap_moe_expert_parallel_comm, delay_wgrad_compute).
+void read_moe_dispatch(SettingTable& s, ImportDraft& d) {
+  const LaunchSetting* type = s.get("--moe-token-dispatcher-type");
+  const LaunchSetting* backend = s.get("--moe-flex-dispatcher-backend");
+  const bool enable_deepep = s.has("--moe-enable-deepep");
+  const bool overlap = s.has("--overlap-moe-expert-parallel-comm");
+  const bool delay_wgrad = s.has("--delay-wgrad-compute");
+  if (!d.model.contains("moe")) return;
+  const std::string kind = type ? type->value : "allgather";
+  if (kind == "alltoall") {
+    d.moe_dispatcher = "alltoall";
+  } else if (kind == "flex") {
+    const std::string name = enable_deepep || !backend ? "deepep" : backend->value;
+    if (name != "deepep" && name != "hybridep") {
+      s.fail(*backend, name, "deepep or hybridep (parplan models no ncclep)");
+    }
+    d.moe_dispatcher = name;
+  } else if (kind == "allgather") {
+    if (d.plan["ep"].get<int64_t>() > 1) {
+      d.moe_dispatcher = "alltoall";
+      d.notes.push_back(
+          "plan.moe_dispatcher: the launch dispatches MoE tokens with allgather (Megatron's "
+          "default without --moe-token-dispatcher-type); parplan models the all-to-all");
+    }
+  } else {
+    s.fail(*type, kind, "allgather, alltoall or flex");
+  }
+  if (overlap) d.plan["moe_a2a_overlap"] = true;
+  if (overlap && !delay_wgrad) {
+    d.notes.push_back(
+        "plan.moe_a2a_overlap: the launch overlaps without --delay-wgrad-compute; parplan's "
+        "model of the overlap assumes it");
+  }
+}
+
 }  // namespace
 
 ImportDraft read_megatron_launch(SettingTable& s) {
@@ -230,6 +268,7 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   d.framework = "megatron-core";
   read_model(s, d);
   read_plan(s, d);
+  read_moe_dispatch(s, d);
   Json& t = d.training;
   t["global_batch_size"] = s.required_integer("--global-batch-size");
   t["seq_length"] = s.required_integer("--seq-length");
@@ -262,7 +301,6 @@ ImportDraft read_megatron_launch(SettingTable& s) {
                           "--overlap-param-gather",
                           "--tp-comm-overlap",
                           "--moe-grouped-gemm",
-                          "--moe-token-dispatcher-type",
                           "--no-gradient-accumulation-fusion",
                           "--data-parallel-sharding-strategy",
                           "env CUDA_DEVICE_MAX_CONNECTIONS",

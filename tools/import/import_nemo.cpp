@@ -190,6 +190,49 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   }
 }
 
+// The MoE token dispatcher (model.moe_token_dispatcher_type, model.moe_flex_dispatcher_backend:
+// Bridge's validate_flex_dispatcher_backend falls back to alltoall on a null backend) and the
+// batch-level overlap (comm_overlap.overlap_moe_expert_parallel_comm, which CommOverlapConfig
+// copies onto the model, else the model's own field). Absent fields are the recipe's.
+void read_moe_dispatch(SettingTable& s, ImportDraft& d) {
+  const LaunchSetting* type = s.get("model.moe_token_dispatcher_type");
+  const LaunchSetting* backend = s.get("model.moe_flex_dispatcher_backend");
+  const auto in_comm_overlap = s.boolean("comm_overlap.overlap_moe_expert_parallel_comm");
+  const auto in_model = s.boolean("model.overlap_moe_expert_parallel_comm");
+  const auto delay_wgrad = s.boolean("comm_overlap.delay_wgrad_compute");
+  const auto model_delay_wgrad = s.boolean("model.delay_wgrad_compute");
+  s.get("model.moe_shared_expert_overlap");
+  if (!d.model.contains("moe")) return;
+  if (type && type->value == "alltoall") {
+    d.moe_dispatcher = "alltoall";
+  } else if (type && type->value == "flex") {
+    const std::string name = backend ? backend->value : "null";
+    if (name == "null" || name == "~") {
+      d.moe_dispatcher = "alltoall";
+    } else if (name == "deepep" || name == "hybridep") {
+      d.moe_dispatcher = name;
+    } else {
+      s.fail(*backend, name, "deepep, hybridep or null (parplan models no ncclep)");
+    }
+  } else if (type && type->value == "allgather") {
+    if (d.plan["ep"].get<int64_t>() > 1) {
+      d.moe_dispatcher = "alltoall";
+      d.notes.push_back(
+          "plan.moe_dispatcher: the launch dispatches MoE tokens with allgather; parplan "
+          "models the all-to-all");
+    }
+  } else if (type) {
+    s.fail(*type, type->value, "allgather, alltoall or flex");
+  }
+  const bool overlap = in_comm_overlap.value_or(in_model.value_or(false));
+  if (overlap) d.plan["moe_a2a_overlap"] = true;
+  if (overlap && !delay_wgrad.value_or(model_delay_wgrad.value_or(false))) {
+    d.notes.push_back(
+        "plan.moe_a2a_overlap: the launch overlaps without delay_wgrad_compute; parplan's "
+        "model of the overlap assumes it");
+  }
+}
+
 // A preset name, or the MixedPrecisionConfig fields (fp8 set: fp8 training).
 std::string read_precision(SettingTable& s, ImportDraft& d) {
   if (auto preset = s.text("mixed_precision"); preset && (*preset == "null" || *preset == "~")) {
@@ -222,6 +265,7 @@ ImportDraft read_nemo_launch(SettingTable& s) {
   d.framework = "megatron-core";
   read_model(s, d);
   read_plan(s, d);
+  read_moe_dispatch(s, d);
   Json& t = d.training;
   t["global_batch_size"] = s.required_integer("train.global_batch_size");
   const auto seq = s.integer("dataset.seq_length");
@@ -242,7 +286,7 @@ ImportDraft read_nemo_launch(SettingTable& s) {
   for (const char* prefix :
        {"checkpoint.", "tokenizer.", "train.train_iters", "comm_overlap.", "ddp.overlap_",
         "model.attention_dropout", "model.hidden_dropout", "model.make_vocab_size_divisible_by",
-        "model.moe_grouped_gemm", "model.moe_token_dispatcher_type", "optimizer.lr", "dataset."}) {
+        "model.moe_grouped_gemm", "optimizer.lr", "dataset.", "env_vars."}) {
     s.mark_read_prefix(prefix);
   }
   return d;

@@ -89,6 +89,13 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
   p["sequence_parallel"] = tp > 1;  // torchtitan shards the sequence with every tp > 1
   p["ep"] = s.integer("parallelism.expert_parallel_degree").value_or(1);
   d.expert_tp = s.integer("parallelism.expert_tensor_parallel_degree");
+  // job_config.py Parallelism.expert_parallel_comm_backend: "standard" (all-to-all) or "deepep".
+  if (const LaunchSetting* backend = s.get("parallelism.expert_parallel_comm_backend")) {
+    if (backend->value != "standard" && backend->value != "deepep") {
+      s.fail(*backend, backend->value, "\"standard\" or \"deepep\"");
+    }
+    d.moe_dispatcher = backend->value == "deepep" ? "deepep" : "alltoall";
+  }
   const std::string reshard = s.text("parallelism.fsdp_reshard_after_forward").value_or("default");
   p["zero_stage"] = shard == 1            ? 0
                     : reshard == "never"  ? 2
