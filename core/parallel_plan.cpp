@@ -73,8 +73,10 @@ std::optional<PlanViolation> check_activation_offload(const ModelSpec& model,
 // Megatron-Core's batch-level all-to-all overlap (TransformerConfig.__post_init__, "if
 // self.overlap_moe_expert_parallel_comm"): expert parallelism, virtual pipeline stages when
 // pp > 1 (the combined 1F1B pairs chunks of the interleaved schedule), no full recomputation
-// and no recomputation of the MoE block.
-std::optional<PlanViolation> check_moe_keys(const ModelSpec& model, const ParallelPlan& p) {
+// and no recomputation of the MoE block; a 16-bit model ("overlap_moe_expert_parallel_comm is
+// only supported with bf16 or fp16 model").
+std::optional<PlanViolation> check_moe_keys(const ModelSpec& model, const TrainingSpec& training,
+                                            const ParallelPlan& p) {
   if (!model.moe && p.moe_dispatcher != MoeDispatcher::Auto) {
     return PlanViolation{"moe-key-without-moe", "plan.moe_dispatcher",
                          std::string("\"") + to_string(p.moe_dispatcher) + "\"",
@@ -94,6 +96,11 @@ std::optional<PlanViolation> check_moe_keys(const ModelSpec& model, const Parall
     return PlanViolation{"a2a-overlap-with-recompute", key, "true",
                          "false with full recomputation or \"moe\" in recompute_modules "
                          "(Megatron-Core)"};
+  }
+  if (training.precision == Precision::Fp32) {
+    return PlanViolation{"a2a-overlap-fp32", key, "true",
+                         "false for fp32 training (Megatron-Core runs it with bf16 or fp16 "
+                         "models)"};
   }
   return std::nullopt;
 }
@@ -329,7 +336,7 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
                      "--recompute-granularity selective)");
   }
   if (auto offload = check_activation_offload(model, cluster, p)) return offload;
-  if (auto moe = check_moe_keys(model, p)) return moe;
+  if (auto moe = check_moe_keys(model, training, p)) return moe;
   const int64_t shard = p.effective_zero_shard();
   if (p.zero_shard_size > 0 && (p.dp % shard != 0)) {
     return violation("zero-shard", "plan.zero_shard_size", str(p.zero_shard_size),

@@ -216,11 +216,12 @@ std::vector<int64_t> offload_options(const Job& job, const Layout& layout, Recom
 
 // Megatron-Core's batch-level all-to-all overlap, off and on, where the framework runs it and
 // the layout allows it (expert parallelism; virtual pipeline stages when pipelining; no full
-// recomputation: core/parallel_plan.h check_plan).
+// recomputation; a 16-bit model: core/parallel_plan.h check_plan).
 std::vector<bool> a2a_overlap_options(const Job& job, const Layout& layout, Recompute recompute,
                                       const PlanFixes& fixes) {
   if (fixes.moe_a2a_overlap) return {*fixes.moe_a2a_overlap};
   if (layout.ep <= 1 || (layout.pp > 1 && layout.vpp <= 1) || recompute == Recompute::Full ||
+      job.training.precision == Precision::Fp32 ||
       !framework_info(job.framework).planner_support.moe_a2a_overlap) {
     return {false};
   }
