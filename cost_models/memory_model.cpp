@@ -144,6 +144,13 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
   m.transient_bytes = sharded.transient;
 
   m.in_flight_chunks = peak_in_flight_chunks(in.shape, sp.stage);
+  if (plan.moe_a2a_overlap && plan.pp == 1) {
+    // Without pipelining the batch-level all-to-all overlap runs micro-batch i + 1's forward
+    // beside micro-batch i's backward (Megatron-Core combined 1F1B), so two micro-batches'
+    // activations are alive where gradient accumulation alone keeps one. With pp > 1 the
+    // interleaved schedule's steady state already holds warm-up + 1.
+    m.in_flight_chunks = std::min<int64_t>(2, in.shape.num_micro_batches);
+  }
   m.activations_bytes = stage_activation_bytes(job, traits, sp, in, m.in_flight_chunks);
   const double layer_transient =
       std::max(sp.num_moe_layers > 0 ? in.moe.transient : 0.0,

@@ -214,8 +214,8 @@ std::vector<int64_t> offload_options(const Job& job, const Layout& layout, Recom
   return {0, layers / 2, layers - 1};
 }
 
-// Megatron-Core's batch-level all-to-all overlap, off and on, where the framework runs it and
-// the layout allows it (expert parallelism; virtual pipeline stages when pipelining; no full
+// Megatron-Core's batch-level all-to-all overlap where the framework runs it and the layout
+// allows it (expert parallelism; virtual pipeline stages when pipelining; no full
 // recomputation; a 16-bit model: core/parallel_plan.h check_plan).
 std::vector<bool> a2a_overlap_options(const Job& job, const Layout& layout, Recompute recompute,
                                       const PlanFixes& fixes) {
@@ -225,6 +225,11 @@ std::vector<bool> a2a_overlap_options(const Job& job, const Layout& layout, Reco
       !framework_info(job.framework).planner_support.moe_a2a_overlap) {
     return {false};
   }
+  // With pipelining the overlap never slows a step and leaves memory as it is (the interleaved
+  // schedule's steady state already holds warm-up + 1 chunks), so it is the only variant worth
+  // evaluating; without pipelining it keeps a second micro-batch alive (memory_model.cpp), so
+  // both are tried.
+  if (layout.pp > 1) return {true};
   return {false, true};
 }
 

@@ -150,6 +150,20 @@ TEST(MoeDispatch, OverlapNeverSlowsAStepAndOnlyEpCommunicationShrinks) {
   EXPECT_LT(overlapped.breakdown.ep_comm, plain.breakdown.ep_comm);
 }
 
+TEST(MoeDispatch, WithoutPipeliningTheOverlapKeepsASecondMicroBatchAlive) {
+  // Combined 1F1B without pipelining: micro-batch i + 1's forward beside micro-batch i's
+  // backward, two micro-batches of activations where plain gradient accumulation keeps one.
+  const std::string job =
+      R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 1, "ep": 16)";
+  const StepEstimate plain = estimate_step(job_from(job + "}}"));
+  const StepEstimate overlapped = estimate_step(job_from(job + R"(, "moe_a2a_overlap": true}})"));
+  EXPECT_EQ(plain.memory.stages.front().in_flight_chunks, 1);
+  EXPECT_EQ(overlapped.memory.stages.front().in_flight_chunks, 2);
+  EXPECT_GT(overlapped.memory.peak_bytes, plain.memory.peak_bytes);
+}
+
 TEST(MoeDispatch, TheLayerTimesCacheTellsDispatchersAndOverlapApart) {
   // The planner reuses per-layer times across plans with one key: plans that differ only in the
   // dispatcher or the overlap have different layer times, so different keys.
