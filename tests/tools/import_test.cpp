@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/job.h"
 #include "planner/search.h"
+#include "tests/tools/qwen3_235b_job.h"
 #include "tests/tools/test_support.h"
 #include "tools/import/import_job.h"
 
@@ -173,21 +174,6 @@ TEST(Import, ExplicitSplitsAndShardingComeBack) {
       EXPECT_TRUE(round_trip(job, format));
     }
   }
-}
-
-// A Qwen3-235B-A22B-shaped MoE job on 32 H100 nodes, tp2 pp8 vpp4 ep32 (the expert group spans
-// 4 nodes: Megatron-Core's "auto" dispatcher is DeepEP), with extra plan keys.
-Job qwen3_235b_job(const std::string& extra) {
-  return job_from(R"({"model": {"name": "qwen3-235b-like", "num_layers": 94, "hidden_size": 4096,
-      "num_attention_heads": 64, "num_query_groups": 4, "head_dim": 128,
-      "ffn_hidden_size": 12288, "vocab_size": 151936, "activation": "swiglu",
-      "normalization": "rmsnorm", "tied_embeddings": false, "qk_norm": true,
-      "rotary_base": 1000000,
-      "moe": {"num_experts": 128, "top_k": 8, "expert_ffn_hidden_size": 1536}},
-      "cluster": {"node": "dgx-h100", "num_nodes": 32},
-      "training": {"global_batch_size": 2048, "seq_length": 4096},
-      "plan": {"tp": 2, "pp": 8, "vpp": 4, "ep": 32, "sequence_parallel": true)" +
-                  extra + "}}");
 }
 
 // The MoE dispatcher and the batch-level overlap come back: "auto" stays unset, a dispatcher
