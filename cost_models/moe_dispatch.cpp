@@ -42,6 +42,11 @@ MoeDispatcher resolved_moe_dispatcher(const FrameworkTraits& traits, const Paral
   return MoeDispatcher::AllToAll;
 }
 
+MoeDispatcher resolved_moe_dispatcher(const Job& job) {
+  return resolved_moe_dispatcher(framework_traits(job.framework, job.training, job.plan), job.plan,
+                                 job.cluster.node, place_group(job.plan, job.cluster.node, {"ep"}));
+}
+
 double expected_remote_nodes(int64_t experts, int64_t top_k, int64_t nodes) {
   if (nodes <= 1 || experts <= 0) return 0.0;
   const double e = static_cast<double>(experts);

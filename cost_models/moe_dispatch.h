@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "core/cluster_spec.h"
+#include "core/job.h"
 #include "core/parallel_plan.h"
 #include "cost_models/framework_traits.h"
 #include "cost_models/group_placement.h"
@@ -37,6 +38,8 @@ namespace parplan::cost {
 // NCCL all-to-all.
 MoeDispatcher resolved_moe_dispatcher(const FrameworkTraits& traits, const ParallelPlan& plan,
                                       const NodeSpec& node, const GroupPlacement& ep_group);
+// The same for a job: its framework's traits and its plan's expert-parallel group.
+MoeDispatcher resolved_moe_dispatcher(const Job& job);
 
 // Expected number of other nodes a token's top_k distinct experts sit on, with `experts`
 // spread evenly over `nodes` nodes and routing balanced over them.

@@ -6,6 +6,7 @@
 #include "core/plural.h"
 #include "core/presets.h"
 #include "core/units.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/cli_common.h"
 #include "tools/prediction_trust.h"
 #include "tools/text_table.h"
@@ -19,6 +20,15 @@ std::string run_duration(double seconds) {
   if (seconds >= 3600) return fixed(seconds / 3600, 2) + " h";
   if (seconds >= 60) return fixed(seconds / 60, 1) + " min";
   return human_seconds(seconds);
+}
+
+// " dispatcher=deepep (auto) a2a_overlap=on" for a MoE plan with expert parallelism.
+std::string moe_dispatch_text(const Job& job) {
+  if (!job.model.moe || job.plan.ep <= 1) return "";
+  std::string out = std::string(" dispatcher=") + to_string(cost::resolved_moe_dispatcher(job));
+  if (job.plan.moe_dispatcher == MoeDispatcher::Auto) out += " (auto)";
+  if (job.plan.moe_a2a_overlap) out += " a2a_overlap=on";
+  return out;
 }
 
 }  // namespace
@@ -68,6 +78,11 @@ Json estimate_to_json(const Job& job, const cost::StepEstimate& e) {
               {"hardware_flops", e.hardware_flops},
               {"num_gpus", job.cluster.num_gpus},
               {"memory", memory_to_json(e.memory)}};
+  // The dispatcher the time model assumed for a MoE plan with expert parallelism ("auto"
+  // resolved: cost_models/moe_dispatch.h).
+  if (job.model.moe && job.plan.ep > 1) {
+    out["moe_dispatcher"] = to_string(cost::resolved_moe_dispatcher(job));
+  }
   if (!job.plan.framework_default_keys.empty()) {
     out["framework_default_keys"] = job.plan.framework_default_keys;
   }
@@ -93,7 +108,7 @@ std::string plan_cell(const ParallelPlan& p) {
                     ? (" off" + std::to_string(p.offload_activation_layers)).c_str()
                     : "",
                 p.zero_stage, p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
-  return text;
+  return std::string(text) + (p.moe_a2a_overlap ? " a2a" : "");
 }
 
 Json time_to_train_to_json(const cost::TimeToTrain& t) {
@@ -165,7 +180,7 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::snprintf(
       line, sizeof line,
       "plan: tp=%lld pp=%lld dp=%lld cp=%lld ep=%lld vpp=%lld mbs=%lld sp=%s recompute=%s "
-      "zero=%d schedule=%s%s%s (%s)\n",
+      "zero=%d schedule=%s%s%s%s (%s)\n",
       static_cast<long long>(p.tp), static_cast<long long>(p.pp), static_cast<long long>(p.dp),
       static_cast<long long>(p.cp), static_cast<long long>(p.ep), static_cast<long long>(p.vpp),
       static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? "on" : "off",
@@ -174,7 +189,7 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
       p.offload_activation_layers > 0
           ? (" offload_activation_layers=" + std::to_string(p.offload_activation_layers)).c_str()
           : "",
-      count_of(e.num_micro_batches, "micro-batch").c_str());
+      moe_dispatch_text(job).c_str(), count_of(e.num_micro_batches, "micro-batch").c_str());
   out += line;
   if (!p.framework_default_keys.empty()) {
     out += "      " + join_names(p.framework_default_keys) + ": " + to_string(job.framework) +

@@ -33,6 +33,26 @@ TEST(SimulateCli, APlanThatDoesNotFitShowsItsMemoryParts) {
   EXPECT_NE(r.output.find("parplan plan --job"), std::string::npos) << r.output;
 }
 
+// A MoE plan names the dispatcher its prediction assumed: "auto" resolved (DeepEP for an expert
+// group across nodes), in text and JSON, and the all-to-all overlap when set.
+TEST(SimulateCli, AMoePlanNamesItsDispatcher) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100",
+      "num_nodes": 2}, "training": {"global_batch_size": 64, "seq_length": 4096},
+      "plan": {"ep": 16, "moe_a2a_overlap": true}})";
+  const CommandResult text = run_parplan("simulate --job " + q(job));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("dispatcher=deepep (auto) a2a_overlap=on"), std::string::npos)
+      << text.output;
+  const CommandResult json = run_parplan("simulate --json --job " + q(job));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const Json out = parse_json(json.output, "stdout");
+  EXPECT_EQ(out.at("moe_dispatcher"), "deepep");
+  EXPECT_EQ(out.at("plan").at("moe_a2a_overlap"), true);
+  EXPECT_FALSE(out.at("plan").contains("moe_dispatcher"));  // "auto" is not written
+}
+
 // Issue 20: a sequence beyond the model's positions is a warning naming both keys (exit 0),
 // and one micro-batch is "1 micro-batch".
 TEST(SimulateCli, WarnsAboutASequenceBeyondTheModelsPositions) {

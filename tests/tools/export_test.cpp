@@ -11,6 +11,7 @@
 
 #include "core/frameworks/registry.h"
 #include "core/job.h"
+#include "cost_models/moe_dispatch.h"
 #include "tests/tools/qwen3_235b_job.h"
 #include "tests/tools/test_support.h"
 #include "tools/export/launch_settings.h"
@@ -327,7 +328,7 @@ TEST(Export, MoeDispatcherAndOverlapFollowThePlan) {
   const auto jobs = variant_jobs();
   auto mg = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Megatron); };
   auto nm = [&](const char* job) { return as_map(jobs.at(job), ExportFormat::Nemo); };
-  ASSERT_EQ(tools::launch::moe_dispatcher(jobs.at("qwen3-235b-deepep")), MoeDispatcher::DeepEP);
+  ASSERT_EQ(cost::resolved_moe_dispatcher(jobs.at("qwen3-235b-deepep")), MoeDispatcher::DeepEP);
 
   const auto deepep = mg("qwen3-235b-deepep");
   EXPECT_EQ(deepep.at("--expert-model-parallel-size"), "32");
@@ -407,7 +408,7 @@ TEST(Export, MoeDispatcherAndOverlapFollowThePlan) {
   // A torchtitan job's "auto" is the all-to-all.
   Job titan = jobs.at("qwen3-235b-deepep");
   titan.framework = Framework::Torchtitan;
-  EXPECT_EQ(tools::launch::moe_dispatcher(titan), MoeDispatcher::AllToAll);
+  EXPECT_EQ(cost::resolved_moe_dispatcher(titan), MoeDispatcher::AllToAll);
   // Megatron-Core refuses the overlap in an fp32 model.
   Job fp32 = jobs.at("qwen3-235b-overlap");
   fp32.training.precision = Precision::Fp32;

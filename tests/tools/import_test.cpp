@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/job.h"
+#include "cost_models/moe_dispatch.h"
 #include "planner/search.h"
 #include "tests/tools/qwen3_235b_job.h"
 #include "tests/tools/test_support.h"
@@ -37,7 +38,7 @@ std::string error_of(ExportFormat format, const std::string& text, tools::Import
 // the dispatcher, not whether the plan chose it or left it to "auto").
 Json comparable_plan(const Job& job, ExportFormat format) {
   ParallelPlan p = job.plan;
-  p.moe_dispatcher = p.ep > 1 ? tools::launch::moe_dispatcher(job) : MoeDispatcher::Auto;
+  p.moe_dispatcher = p.ep > 1 ? cost::resolved_moe_dispatcher(job) : MoeDispatcher::Auto;
   p.sequence_parallel = p.sequence_parallel && p.tp > 1;
   if (p.pp == 1) p.schedule = ScheduleKind::OneFOneB;
   if (p.zero_shard_size == p.dp) p.zero_shard_size = 0;

@@ -139,12 +139,6 @@ Fp8Launch fp8_launch(const Job& job) {
   return {"hybrid", "tensorwise", param_gather, "float8"};
 }
 
-MoeDispatcher moe_dispatcher(const Job& job) {
-  const auto traits = cost::framework_traits(job.framework, job.training, job.plan);
-  return cost::resolved_moe_dispatcher(traits, job.plan, job.cluster.node,
-                                       cost::place_group(job.plan, job.cluster.node, {"ep"}));
-}
-
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }
 
 std::string recompute_module_list(const ParallelPlan& plan, const std::string& separator) {

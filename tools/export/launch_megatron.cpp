@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cost_models/framework_traits.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -226,13 +227,13 @@ void batch_and_precision(const Job& job, Args& a) {
   }
 }
 
-// The dispatcher the time model assumed (launch::moe_dispatcher): the NCCL all-to-all, or the
-// flex dispatcher with DeepEP or HybridEP (transformer_config.py moe_token_dispatcher_type,
+// The dispatcher the time model assumed (cost::resolved_moe_dispatcher): the NCCL all-to-all, or
+// the flex dispatcher with DeepEP or HybridEP (transformer_config.py moe_token_dispatcher_type,
 // moe_flex_dispatcher_backend); and the batch-level overlap of the expert-parallel all-to-alls
 // (model_parallel_config.py overlap_moe_expert_parallel_comm, delay_wgrad_compute; the MoE
 // README's "EP A2A Overlap" flags).
 void moe_dispatch(const Job& job, Args& a) {
-  switch (launch::moe_dispatcher(job)) {
+  switch (cost::resolved_moe_dispatcher(job)) {
     case MoeDispatcher::DeepEP:
       a.value("--moe-token-dispatcher-type", "flex");
       a.value("--moe-flex-dispatcher-backend", "deepep");

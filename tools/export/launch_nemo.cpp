@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cost_models/framework_traits.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -224,9 +225,9 @@ void model_shape(const Job& job, Yaml& y) {
     }
     y.set("model", "moe_layer_freq", all_moe ? "1" : "[" + list + "]");
     if (job.plan.ep > 1) {
-      // The dispatcher the time model assumed (launch::moe_dispatcher), both fields written:
+      // The dispatcher the time model assumed (cost::resolved_moe_dispatcher), both fields written:
       // Bridge's validate_flex_dispatcher_backend falls back to alltoall on a null backend.
-      const MoeDispatcher dispatcher = launch::moe_dispatcher(job);
+      const MoeDispatcher dispatcher = cost::resolved_moe_dispatcher(job);
       const bool flex =
           dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP;
       y.set("model", "moe_token_dispatcher_type", flex ? "flex" : "alltoall");

@@ -116,12 +116,6 @@ std::string torchtitan_module_fqns(const Job& job);
 // Whether the model has no dropout (Llama-style), for the frameworks' dropout settings.
 bool trains_without_dropout(const ModelSpec& model);
 
-// The MoE token dispatcher the plan runs on its cluster, the one the time model assumes: the
-// plan's moe_dispatcher, or for "auto" what the job's framework picks for the plan's
-// expert-parallel group (cost::resolved_moe_dispatcher: DeepEP for Megatron-Core when the group
-// leaves the node on Hopper or later, else the NCCL all-to-all). Every format launches this one.
-MoeDispatcher moe_dispatcher(const Job& job);
-
 // The plan's recompute modules by Megatron's names (kRecomputeModuleNames), joined by
 // `separator`; empty when the plan names none.
 std::string recompute_module_list(const ParallelPlan& plan, const std::string& separator);

@@ -6,6 +6,7 @@
 
 #include "core/presets.h"
 #include "cost_models/framework_traits.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/export/launch_settings.h"
 #include "tools/import/import_job.h"
 
@@ -185,11 +186,11 @@ void parallelism(const Job& job, Toml& t) {
   if (job.model.moe) {
     t.set("expert_parallel_degree", p.ep);
     t.set("expert_tensor_parallel_degree", p.expert_tp());
-    // The dispatcher the time model assumed (launch::moe_dispatcher; HybridEP and DeepEP
+    // The dispatcher the time model assumed (cost::resolved_moe_dispatcher; HybridEP and DeepEP
     // where v0.2.2 lacks it are refused).
     if (p.ep > 1) {
       t.str("expert_parallel_comm_backend",
-            launch::moe_dispatcher(job) == MoeDispatcher::DeepEP ? "deepep" : "standard");
+            cost::resolved_moe_dispatcher(job) == MoeDispatcher::DeepEP ? "deepep" : "standard");
     }
   }
   if (p.order != "tp-cp-ep-dp-pp") {
@@ -297,7 +298,7 @@ bool v022_runs_deepep(const Job& job) {
 
 std::optional<ExportRefusal> v022_dispatcher_refusal(const Job& job) {
   if (!job.model.moe || job.plan.ep <= 1) return std::nullopt;  // no dispatch to choose
-  const MoeDispatcher dispatcher = launch::moe_dispatcher(job);
+  const MoeDispatcher dispatcher = cost::resolved_moe_dispatcher(job);
   if (dispatcher == MoeDispatcher::AllToAll) return std::nullopt;
   if (dispatcher == MoeDispatcher::DeepEP && v022_runs_deepep(job)) return std::nullopt;
   ParallelPlan nearest = job.plan;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan::tools {
@@ -156,12 +157,12 @@ std::string export_torchtitan_main(const Job& job) {
     converters = ", converters=[" + linear + ".Config()" +
                  (job.model.moe ? ", " + grouped + ".Config()" : "") + "]";
   }
-  // The dispatcher the time model assumed (launch::moe_dispatcher): models/common/
+  // The dispatcher the time model assumed (cost::resolved_moe_dispatcher): models/common/
   // config_utils.py make_token_dispatcher_config, "deepep" or "hybridep"; "standard" (the
   // all-to-all) by default.
   std::string backend;
   if (job.model.moe && p.ep > 1) {
-    const MoeDispatcher dispatcher = launch::moe_dispatcher(job);
+    const MoeDispatcher dispatcher = cost::resolved_moe_dispatcher(job);
     if (dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP) {
       backend = std::string(", moe_comm_backend=\"") + to_string(dispatcher) + "\"";
     }

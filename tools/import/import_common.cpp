@@ -8,6 +8,7 @@
 #include "core/job.h"
 #include "core/presets.h"
 #include "cost_models/framework_traits.h"
+#include "cost_models/moe_dispatch.h"
 #include "tools/import/import_job.h"
 
 namespace parplan::tools {
@@ -282,10 +283,11 @@ ImportResult import_launch(ExportFormat format, std::string_view text, const std
     }
   }
   // The MoE dispatcher only where the framework's "auto" does not pick it for this plan
-  // (launch::moe_dispatcher), so that "auto" plans come back as they were.
+  // (cost::resolved_moe_dispatcher), so that "auto" plans come back as they were.
   if (d.moe_dispatcher) {
     const Job derived = parse_job(job, file, o.base_dir, PlanCheck::Skip);
-    if (derived.model.moe && *d.moe_dispatcher != to_string(launch::moe_dispatcher(derived))) {
+    if (derived.model.moe &&
+        *d.moe_dispatcher != to_string(cost::resolved_moe_dispatcher(derived))) {
       job["plan"]["moe_dispatcher"] = *d.moe_dispatcher;
     }
   }
