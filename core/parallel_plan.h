@@ -59,6 +59,10 @@ inline constexpr RecomputeModuleName kRecomputeModuleNames[] = {
 const char* to_string(Recompute recompute);
 const char* to_string(ScheduleKind schedule);
 const char* to_string(MoeDispatcher dispatcher);
+// DeepEP and HybridEP: Megatron-Core's flex dispatcher (--moe-token-dispatcher-type flex).
+constexpr bool is_flex_dispatcher(MoeDispatcher dispatcher) {
+  return dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP;
+}
 
 struct ParallelPlan {
   int64_t tp = 1;

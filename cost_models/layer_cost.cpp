@@ -503,19 +503,17 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
     out.backward.ep_comm += gather;
     if (recomputes_moe_block(p)) out.recompute.ep_comm += gather;
   }
-  if (p.ep > 1) {
-    if (p.schedule == ScheduleKind::DualPipe) {
-      // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
-      // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;
-      // only what exceeds that compute stays exposed.
-      const double sm_share = comm_sm_fraction(ctx.node->gpu);
-      const double hidden_f = std::min(out.forward.ep_comm, out.backward.compute);
-      const double hidden_b = std::min(out.backward.ep_comm, out.forward.compute);
-      out.forward.ep_comm -= hidden_f;
-      out.backward.ep_comm -= hidden_b;
-      out.forward.compute += sm_share * hidden_f;
-      out.backward.compute += sm_share * hidden_b;
-    }
+  if (p.ep > 1 && p.schedule == ScheduleKind::DualPipe) {
+    // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
+    // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;
+    // only what exceeds that compute stays exposed.
+    const double sm_share = comm_sm_fraction(ctx.node->gpu);
+    const double hidden_f = std::min(out.forward.ep_comm, out.backward.compute);
+    const double hidden_b = std::min(out.backward.ep_comm, out.forward.compute);
+    out.forward.ep_comm -= hidden_f;
+    out.backward.ep_comm -= hidden_b;
+    out.forward.compute += sm_share * hidden_f;
+    out.backward.compute += sm_share * hidden_b;
   }
 }
 

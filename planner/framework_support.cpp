@@ -18,8 +18,7 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
   if (!s.selective_recompute && p.recompute == Recompute::Selective) return "framework-recompute";
   if (!s.activation_offload && p.offload_activation_layers > 0) return "framework-offload";
   if (!s.recompute_modules && p.recompute_modules != 0) return "framework-recompute-modules";
-  if (!s.moe_flex_dispatcher &&
-      (p.moe_dispatcher == MoeDispatcher::DeepEP || p.moe_dispatcher == MoeDispatcher::HybridEP)) {
+  if (!s.moe_flex_dispatcher && is_flex_dispatcher(p.moe_dispatcher)) {
     return "framework-moe-dispatcher";
   }
   if (!s.moe_a2a_overlap && p.moe_a2a_overlap) return "framework-a2a-overlap";

@@ -228,8 +228,7 @@ void model_shape(const Job& job, Yaml& y) {
       // The dispatcher the time model assumed (cost::resolved_moe_dispatcher), both fields written:
       // Bridge's validate_flex_dispatcher_backend falls back to alltoall on a null backend.
       const MoeDispatcher dispatcher = cost::resolved_moe_dispatcher(job);
-      const bool flex =
-          dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP;
+      const bool flex = is_flex_dispatcher(dispatcher);
       y.set("model", "moe_token_dispatcher_type", flex ? "flex" : "alltoall");
       y.set("model", "moe_flex_dispatcher_backend", flex ? to_string(dispatcher) : "null");
     }

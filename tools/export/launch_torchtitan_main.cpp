@@ -163,7 +163,7 @@ std::string export_torchtitan_main(const Job& job) {
   std::string backend;
   if (job.model.moe && p.ep > 1) {
     const MoeDispatcher dispatcher = cost::resolved_moe_dispatcher(job);
-    if (dispatcher == MoeDispatcher::DeepEP || dispatcher == MoeDispatcher::HybridEP) {
+    if (is_flex_dispatcher(dispatcher)) {
       backend = std::string(", moe_comm_backend=\"") + to_string(dispatcher) + "\"";
     }
   }

@@ -123,6 +123,25 @@ void SettingTable::fail(const LaunchSetting& setting, const std::string& found,
   throw InputError(file_ + ":" + std::to_string(setting.line), setting.key, found, allowed);
 }
 
+void record_moe_dispatch(ImportDraft& d, const std::optional<std::string>& dispatcher,
+                         const std::string& allgather_source, bool overlap, bool delay_wgrad,
+                         const std::string& delay_wgrad_key) {
+  if (dispatcher == "allgather") {
+    if (d.plan["ep"].get<int64_t>() > 1) {
+      d.moe_dispatcher = "alltoall";
+      d.notes.push_back("plan.moe_dispatcher: the launch dispatches MoE tokens with allgather (" +
+                        allgather_source + "); parplan models the all-to-all");
+    }
+  } else if (dispatcher) {
+    d.moe_dispatcher = *dispatcher;
+  }
+  if (overlap) d.plan["moe_a2a_overlap"] = true;
+  if (overlap && !delay_wgrad) {
+    d.notes.push_back("plan.moe_a2a_overlap: the launch overlaps without " + delay_wgrad_key +
+                      "; parplan's model of the overlap assumes it");
+  }
+}
+
 std::optional<std::pair<int64_t, int64_t>> moe_placement(const std::vector<int>& pattern) {
   int64_t first = 0;
   while (first < static_cast<int64_t>(pattern.size()) && pattern[first] == 0) ++first;

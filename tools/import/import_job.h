@@ -103,6 +103,15 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known);
 // The parplan model preset torchtitan names (name, flavor), or "" (launch_torchtitan.cpp).
 std::string preset_for_torchtitan_flavor(std::string_view name, std::string_view flavor);
 
+// A Megatron-Core launch's MoE dispatch into the draft of a MoE model: `dispatcher`
+// "alltoall", "deepep", "hybridep", or "allgather" (read as the all-to-all parplan models, with
+// a note naming `allgather_source` when ep > 1; nullopt: the launch does not say); and the
+// batch-level overlap, with a note naming `delay_wgrad_key` when the launch overlaps without
+// delayed weight gradients.
+void record_moe_dispatch(ImportDraft& d, const std::optional<std::string>& dispatcher,
+                         const std::string& allgather_source, bool overlap, bool delay_wgrad,
+                         const std::string& delay_wgrad_key);
+
 // MoE layer placement from a per-layer 0/1 pattern: {first_dense_layers, moe_layer_frequency},
 // or nullopt when no such pair gives the pattern.
 std::optional<std::pair<int64_t, int64_t>> moe_placement(const std::vector<int>& pattern);

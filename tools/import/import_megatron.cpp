@@ -234,31 +234,17 @@ void read_moe_dispatch(SettingTable& s, ImportDraft& d) {
   const bool overlap = s.has("--overlap-moe-expert-parallel-comm");
   const bool delay_wgrad = s.has("--delay-wgrad-compute");
   if (!d.model.contains("moe")) return;
-  const std::string kind = type ? type->value : "allgather";
-  if (kind == "alltoall") {
-    d.moe_dispatcher = "alltoall";
-  } else if (kind == "flex") {
-    const std::string name = enable_deepep || !backend ? "deepep" : backend->value;
-    if (name != "deepep" && name != "hybridep") {
-      s.fail(*backend, name, "deepep or hybridep (parplan models no ncclep)");
+  std::string kind = type ? type->value : "allgather";
+  if (kind == "flex") {
+    kind = enable_deepep || !backend ? "deepep" : backend->value;
+    if (kind != "deepep" && kind != "hybridep") {
+      s.fail(*backend, kind, "deepep or hybridep (parplan models no ncclep)");
     }
-    d.moe_dispatcher = name;
-  } else if (kind == "allgather") {
-    if (d.plan["ep"].get<int64_t>() > 1) {
-      d.moe_dispatcher = "alltoall";
-      d.notes.push_back(
-          "plan.moe_dispatcher: the launch dispatches MoE tokens with allgather (Megatron's "
-          "default without --moe-token-dispatcher-type); parplan models the all-to-all");
-    }
-  } else {
+  } else if (kind != "alltoall" && kind != "allgather") {
     s.fail(*type, kind, "allgather, alltoall or flex");
   }
-  if (overlap) d.plan["moe_a2a_overlap"] = true;
-  if (overlap && !delay_wgrad) {
-    d.notes.push_back(
-        "plan.moe_a2a_overlap: the launch overlaps without --delay-wgrad-compute; parplan's "
-        "model of the overlap assumes it");
-  }
+  record_moe_dispatch(d, kind, "Megatron's default without --moe-token-dispatcher-type", overlap,
+                      delay_wgrad, "--delay-wgrad-compute");
 }
 
 }  // namespace

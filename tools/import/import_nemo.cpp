@@ -203,34 +203,22 @@ void read_moe_dispatch(SettingTable& s, ImportDraft& d) {
   const auto model_delay_wgrad = s.boolean("model.delay_wgrad_compute");
   s.get("model.moe_shared_expert_overlap");
   if (!d.model.contains("moe")) return;
-  if (type && type->value == "alltoall") {
-    d.moe_dispatcher = "alltoall";
-  } else if (type && type->value == "flex") {
-    const std::string name = backend ? backend->value : "null";
-    if (name == "null" || name == "~") {
-      d.moe_dispatcher = "alltoall";
-    } else if (name == "deepep" || name == "hybridep") {
-      d.moe_dispatcher = name;
-    } else {
-      s.fail(*backend, name, "deepep, hybridep or null (parplan models no ncclep)");
+  std::optional<std::string> kind;
+  if (type) kind = type->value;
+  if (kind == "flex") {
+    kind = backend ? backend->value : "null";
+    if (kind == "null" || kind == "~") {
+      kind = "alltoall";
+    } else if (kind != "deepep" && kind != "hybridep") {
+      s.fail(*backend, *kind, "deepep, hybridep or null (parplan models no ncclep)");
     }
-  } else if (type && type->value == "allgather") {
-    if (d.plan["ep"].get<int64_t>() > 1) {
-      d.moe_dispatcher = "alltoall";
-      d.notes.push_back(
-          "plan.moe_dispatcher: the launch dispatches MoE tokens with allgather; parplan "
-          "models the all-to-all");
-    }
-  } else if (type) {
-    s.fail(*type, type->value, "allgather, alltoall or flex");
+  } else if (kind && kind != "alltoall" && kind != "allgather") {
+    s.fail(*type, *kind, "allgather, alltoall or flex");
   }
-  const bool overlap = in_comm_overlap.value_or(in_model.value_or(false));
-  if (overlap) d.plan["moe_a2a_overlap"] = true;
-  if (overlap && !delay_wgrad.value_or(model_delay_wgrad.value_or(false))) {
-    d.notes.push_back(
-        "plan.moe_a2a_overlap: the launch overlaps without delay_wgrad_compute; parplan's "
-        "model of the overlap assumes it");
-  }
+  record_moe_dispatch(d, kind, "model.moe_token_dispatcher_type",
+                      in_comm_overlap.value_or(in_model.value_or(false)),
+                      delay_wgrad.value_or(model_delay_wgrad.value_or(false)),
+                      "delay_wgrad_compute");
 }
 
 // A preset name, or the MixedPrecisionConfig fields (fp8 set: fp8 training).
