@@ -602,8 +602,16 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   // Megatron-Core's all-to-all dispatcher copies the routed tokens four times: permute by
   // expert and unpermute with the routing weights (the dispatched rows), and sort the received
   // chunks by local expert and back (the expert rows); with one local expert the two chunk
-  // sorts disappear (token_dispatcher.py MoEAlltoAllTokenDispatcher).
-  const double permuted_rows = 2 * dispatched * k + (local_experts > 1 ? 2 * expert_rows : 0.0);
+  // sorts disappear (token_dispatcher.py MoEAlltoAllTokenDispatcher). DeepEP's dispatch kernel
+  // reads each token where it lies and its combine kernel sums the returned rows, so only the
+  // receiver's permutation into local-expert order (carrying the routing weights to the
+  // experts) and back remain: two copies of the expert rows
+  // (_DeepepManager.get_permuted_hidden_states_by_experts and
+  // get_restored_hidden_states_by_experts). HybridEP runs "permute + dispatch a2a + permute"
+  // inside its dispatch (fused_a2a.py hybrid_ep_dispatch): the all-to-all's copies.
+  const bool deepep = p.ep > 1 && ctx.moe_dispatcher == MoeDispatcher::DeepEP;
+  const double permuted_rows =
+      deepep ? 2 * expert_rows : 2 * dispatched * k + (local_experts > 1 ? 2 * expert_rows : 0.0);
   add_memory_op(mlp, "token permutation", ops, ctx, 2 * bpv * permuted_rows * h);
 
   LayerTime out = layer_time(ctx, mlp, true);

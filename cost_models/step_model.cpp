@@ -32,7 +32,37 @@ using ChunkTimes = std::vector<std::vector<ChunkTime>>;  // [stage][chunk]
 struct FsdpCosts {
   double gather_s = 0;  // all-gather of one layer's 16-bit weights
   double reduce_s = 0;  // reduce-scatter of one layer's gradients
+  // Share of a layer's weights gathered once more for the backward after a full
+  // recomputation (recompute_regather_share).
+  double recompute_regather_share = 1.0;
 };
+
+// Share of a layer's weights that ZeRO-3 gathers again for the backward after the checkpointed
+// recomputation, whose forward hooks fetch the weights and release those whose next use lies
+// more than `max_reuse_params` parameters away (FrameworkTraits::zero3_max_reuse_distance_params;
+// 0: all). A module's next use is its own backward, after the rest of the recomputed forward
+// and the backward of the modules after it: twice the weights after it in the layer. The
+// layer's modules in forward order: query-key-value, output projection, the MLP's input
+// projection(s) and its output projection.
+double recompute_regather_share(const ModelSpec& m, double max_reuse_params) {
+  if (max_reuse_params <= 0) return 1.0;
+  const double h = static_cast<double>(m.hidden_size);
+  const double v_dim = static_cast<double>(m.mla ? m.mla->v_head_dim : m.head_dim);
+  const double output_projection = static_cast<double>(m.num_attention_heads) * v_dim * h;
+  const double attention = static_cast<double>(m.attention_params());
+  const double mlp =
+      static_cast<double>(m.layer_params(0) - m.attention_params() - m.norm_params_per_layer());
+  const double inputs_share = static_cast<double>(m.mlp_matrices() - 1) / m.mlp_matrices();
+  const double modules[] = {attention - output_projection, output_projection, mlp * inputs_share,
+                            mlp * (1 - inputs_share)};
+  double after = attention + mlp;
+  double regathered = 0;
+  for (const double weights : modules) {
+    after -= weights;
+    if (2 * after > max_reuse_params) regathered += weights;
+  }
+  return regathered / (attention + mlp);
+}
 
 // Whether ZeRO-3 / FSDP gathers each layer's weights per micro-batch. With pipelining some
 // frameworks gather a stage once per step instead (FrameworkTraits::fsdp_unsharded_with_pp);
@@ -69,14 +99,31 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& first_
   const double layer_trainable = lora ? first_stage.adapter_params / layers : layer_dense;
   fsdp.reduce_s = bucketed(Collective::ReduceScatter, layer_trainable, ctx.traits.grad_reduce_bytes,
                            ctx.traits.fsdp_reduce_bucket_params);
+  fsdp.recompute_regather_share =
+      recompute_regather_share(*ctx.model, ctx.traits.zero3_max_reuse_distance_params);
   return fsdp;
 }
 
+// One layer's ZeRO-3 time per micro-batch under a blocking fetch
+// (FrameworkTraits::zero3_fetch_blocks): each gather waits for the device, the gradient
+// reduce-scatters in flight included, so nothing hides under compute. Full recomputation
+// gathers the layer's far-reused weights once more (recompute_regather_share).
+void add_blocking_fsdp_layer(ChunkTime& c, const FsdpCosts& fsdp, const CostContext& ctx) {
+  c.fsdp_forward += fsdp.gather_s;
+  const double regather =
+      ctx.plan->recompute == Recompute::Full ? fsdp.recompute_regather_share : 0.0;
+  c.fsdp_backward += (1 + regather) * fsdp.gather_s + fsdp.reduce_s;
+}
+
 // One layer's exposed ZeRO-3 / FSDP time per micro-batch: prefetching overlaps each gather and
-// reduce-scatter with the neighbouring layer's compute (torchtitan FSDP2, DeepSpeed ZeRO-3
-// prefetch); what the compute cannot hide is exposed, and the hidden part holds SMs.
+// reduce-scatter with the neighbouring layer's compute (torchtitan FSDP2, PyTorch FSDP);
+// what the compute cannot hide is exposed, and the hidden part holds SMs.
 void add_fsdp_layer(ChunkTime& c, const LayerTime& layer, const FsdpCosts& fsdp,
                     const CostContext& ctx) {
+  if (ctx.traits.zero3_fetch_blocks) {
+    add_blocking_fsdp_layer(c, fsdp, ctx);
+    return;
+  }
   const double f = layer.forward.total();
   const double b = layer.backward.total() + layer.recompute.total();
   const double sm_share = comm_sm_fraction(ctx.node->gpu);
@@ -161,9 +208,11 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward.compute += accumulation_s;
       c.backward_weight += accumulation_s;  // follows the weight-gradient GEMMs
     }
-    if (per_layer_fsdp && chunk_layers[index] > 0) {
-      c.fsdp_forward += fsdp.gather_s;   // the first gather of the pass cannot be prefetched
-      c.fsdp_backward += fsdp.reduce_s;  // nor the last reduce-scatter
+    // The first gather of the pass cannot be prefetched, nor the last reduce-scatter hidden
+    // (under a blocking fetch every layer counted them already).
+    if (per_layer_fsdp && chunk_layers[index] > 0 && !ctx.traits.zero3_fetch_blocks) {
+      c.fsdp_forward += fsdp.gather_s;
+      c.fsdp_backward += fsdp.reduce_s;
     }
     if (index == 0) {
       c.forward += layers.embedding.forward;

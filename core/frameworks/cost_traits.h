@@ -48,7 +48,7 @@ struct FrameworkTraits {
   double memory_kernel_bandwidth_fraction = 0.7;
   // Communication overlapped with compute.
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
-  bool overlap_param_gather = true;    // ZeRO/FSDP all-gathers prefetched under compute
+  bool overlap_param_gather = true;    // ZeRO-1/2 weight all-gather under the next forward
   // FSDP's backward prefetch issues the next layer's all-gather only after the current
   // layer's gradients are computed (PyTorch BackwardPrefetch.BACKWARD_POST: it "overlaps the
   // current reduce-scatter and the next gradient computation"), so the backward gathers are
@@ -59,6 +59,12 @@ struct FrameworkTraits {
   // collective each (0: one collective per layer, as FSDP wraps each transformer block).
   double fsdp_gather_bucket_params = 0;
   double fsdp_reduce_bucket_params = 0;
+  // ZeRO-3's fetch blocks the device (DeepSpeed 2021): each gather waits for everything in
+  // flight, so no gather or gradient reduce-scatter hides under compute (step_model.cpp).
+  bool zero3_fetch_blocks = false;
+  // ZeRO-3 keeps a module's gathered weights after its forward when their next use is at most
+  // this many parameters away (DeepSpeed stage3_max_reuse_distance); 0: always releases.
+  double zero3_max_reuse_distance_params = 0;
   bool tp_comm_overlap = false;  // tensor-parallel collectives hidden under GEMMs
   // MoE token dispatch with the "auto" dispatcher: a deduplicating dispatcher (DeepEP) when
   // the expert-parallel group leaves the node's NVLink domain, else the NCCL all-to-all

@@ -29,8 +29,8 @@ extern constexpr FrameworkDescription kDeepspeed = {
 
 namespace {
 
-// DeepSpeed ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes/param, overlap_comm and
-// parameter prefetch; 2021-era kernels without flash attention.
+// DeepSpeed ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes/param, the 2021 ZeRO-3 fetch
+// that blocks the device; 2021-era kernels without flash attention.
 FrameworkTraits deepspeed_cost_traits(const TrainingSpec& training) {
   FrameworkTraits t;
   t.weight_bytes = 2;
@@ -49,6 +49,20 @@ FrameworkTraits deepspeed_cost_traits(const TrainingSpec& training) {
   // all data-parallel ranks.
   t.fsdp_gather_bucket_params = 5e7;
   t.fsdp_reduce_bucket_params = 5e8;
+  // The 2021 ZeRO-3 fetch blocks: fetch_sub_module all-gathers a module's parameters and
+  // waits before the module runs, since each all_gather call synchronized the device
+  // ("the async version is not async at all, because each all_gather calls
+  // torch.cuda.synchronize()", DeepSpeed PR #1188, 2021-06; issue #1069 "Performance
+  // Degradation with ZeRO Stage 3"); torch.cuda.synchronize waits for all streams, the
+  // gradient reductions in flight on the reduction stream included.
+  t.zero3_fetch_blocks = true;
+  // A module's weights stay gathered when their next use is at most 1e9 parameters away
+  // (stage3_max_reuse_distance, DeepSpeed configuration docs, default 1e9).
+  t.zero3_max_reuse_distance_params = 1e9;
+  // ZeRO-1/2 gather the updated weights after the optimizer step, before the next forward,
+  // without overlap (DeepSpeed issue #6876, "How to turn on allgather overlapping in
+  // ZeRO-1/2?": the reduction overlaps, the all-gather does not).
+  t.overlap_param_gather = false;
   return t;
 }
 

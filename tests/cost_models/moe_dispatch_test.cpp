@@ -8,12 +8,14 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/check.h"
 #include "core/collective.h"
 #include "core/json_input.h"
 #include "core/presets.h"
 #include "cost_models/collective_model.h"
+#include "cost_models/layer_cost.h"
 #include "cost_models/step_model.h"
 
 namespace parplan::cost {
@@ -120,6 +122,34 @@ TEST(MoeDispatch, AutoPicksDeepEpForMegatronCoreAcrossNodesOnly) {
   EXPECT_EQ(CostContext::make(given, given.cluster.node).moe_dispatcher, MoeDispatcher::AllToAll);
   const Job flex = job_from(qwen_job(R"(, "moe_dispatcher": "flex")"));
   EXPECT_EQ(flex.plan.moe_dispatcher, MoeDispatcher::DeepEP);
+}
+
+double permutation_bytes(const Job& job) {
+  std::vector<OpRecord> ops;
+  CostContext ctx = CostContext::make(job, job.cluster.node);
+  ctx.ops_out = &ops;
+  moe_layer_time(ctx);
+  for (const OpRecord& op : ops) {
+    if (op.name == "token permutation") return op.bytes;
+  }
+  return 0;
+}
+
+TEST(MoeDispatch, DeepEpPermutesOnlyTheReceivedRows) {
+  // The all-to-all dispatcher permutes the routed copies before sending and unpermutes them
+  // after, and sorts the received chunks by local expert and back: four copies. DeepEP reads
+  // the tokens in its dispatch kernel and sums them in its combine kernel, leaving the
+  // receiver's permutation and its inverse: two. (etp 1: the received rows are the routed
+  // copies, so the two counts are exactly 2:1.)
+  const double alltoall =
+      permutation_bytes(job_from(qwen_job(R"(, "etp": 1, "moe_dispatcher": "alltoall")")));
+  const double deepep =
+      permutation_bytes(job_from(qwen_job(R"(, "etp": 1, "moe_dispatcher": "deepep")")));
+  ASSERT_GT(deepep, 0.0);
+  EXPECT_NEAR(alltoall, 2 * deepep, 1e-9 * alltoall);
+  // HybridEP permutes inside its dispatch as the all-to-all does around it.
+  EXPECT_NEAR(permutation_bytes(job_from(qwen_job(R"(, "etp": 1, "moe_dispatcher": "hybridep")"))),
+              alltoall, 1e-9 * alltoall);
 }
 
 TEST(MoeDispatch, DeduplicationNeverSlowsAStep) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/gemm_efficiency.h"
 #include "core/presets.h"
 #include "cost_models/collective_model.h"
@@ -177,6 +179,73 @@ TEST(StepModel, ComposerFsdpExposesTheBackwardGathers) {
   const double hidden_share = 1.0 - comm_sm_fraction(foundry.cluster.node.gpu);
   EXPECT_NEAR(estimate_step(foundry).breakdown.fsdp_comm - estimate_step(titan).breakdown.fsdp_comm,
               hidden_share * exposed_gathers, 0.05 * exposed_gathers);
+}
+
+// DeepSpeed ZeRO-3 over the 16 ranks of two DGX A100 nodes, fp16, one micro-batch of 2 per
+// rank; `model` is a preset name or an inline model object.
+Job deepspeed_zero3_job(const std::string& model, const std::string& recompute) {
+  return parse_job(parse_json(R"({"framework": "deepspeed", "model": )" + model +
+                                  R"(, "cluster": {"node": "dgx-a100-80gb", "num_nodes": 2},
+      "training": {"global_batch_size": 32, "seq_length": 2048, "precision": "fp16"},
+      "plan": {"tp": 1, "micro_batch_size": 2, "zero_stage": 3, "recompute": ")" +
+                                  recompute + R"("}})",
+                              "job.json"),
+                   "job.json", "");
+}
+
+// DeepSpeed's bucketed ZeRO-3 collective of one layer's 16-bit values over the job's
+// data-parallel group: ceil(params / bucket) collectives (FrameworkTraits::fsdp_*_bucket_params).
+double deepspeed_layer_collective_s(const Job& job, Collective op, double bucket_params) {
+  const double params = static_cast<double>(job.model.layer_params(0));
+  const double buckets = std::ceil(params / bucket_params);
+  return buckets * collective_cost(job.cluster.node, op,
+                                   place_group(job.plan, job.cluster.node, {"dp"}),
+                                   2 * params / buckets)
+                       .time_s;
+}
+
+TEST(StepModel, DeepSpeedZero3FetchBlocksAndRegathersOnlyFarReusedWeights) {
+  // The 2021 ZeRO-3 fetch blocks the device (FrameworkTraits::zero3_fetch_blocks): per layer
+  // and micro-batch a gather before the forward, one before the backward and the gradient
+  // reduce-scatter, none hidden. A checkpointed recomputation fetches the weights again and
+  // releases those whose next use, the layer's own backward, lies more than 1e9 parameters
+  // away (stage3_max_reuse_distance): twice the weights after the module in the layer.
+  // A GPT-3 2.7B-shaped layer (12 h^2 = 79M) keeps every module: recomputation adds nothing.
+  const std::string small = R"({"name": "gpt3-2.7b-shape", "num_layers": 32, "hidden_size": 2560,
+      "num_attention_heads": 32, "ffn_hidden_size": 10240, "vocab_size": 51200,
+      "activation": "gelu", "normalization": "layernorm", "tied_embeddings": true})";
+  const Job plain = deepspeed_zero3_job(small, "none");
+  const double gather_s = deepspeed_layer_collective_s(plain, Collective::AllGather, 5e7);
+  const double reduce_s = deepspeed_layer_collective_s(plain, Collective::ReduceScatter, 5e8);
+  const double layers = static_cast<double>(plain.model.num_layers);
+  const double fsdp_none = estimate_step(plain).breakdown.fsdp_comm;
+  EXPECT_NEAR(fsdp_none, layers * (2 * gather_s + reduce_s), 0.01 * fsdp_none);
+  EXPECT_NEAR(estimate_step(deepspeed_zero3_job(small, "full")).breakdown.fsdp_comm, fsdp_none,
+              1e-9 * fsdp_none);
+
+  // GPT-3 175B (h 12288): query-key-value (3 h^2), the output projection (h^2) and the first
+  // MLP projection (4 h^2) are reused 2.7e9, 2.4e9 and 1.2e9 parameters later and gathered
+  // again; the last projection (4 h^2), reused at once, is kept: 8/12 of a layer.
+  const Job big = deepspeed_zero3_job(R"("gpt3-175b")", "none");
+  const double big_gather_s = deepspeed_layer_collective_s(big, Collective::AllGather, 5e7);
+  const double regathers = static_cast<double>(big.model.num_layers) * 8.0 / 12.0 * big_gather_s;
+  EXPECT_NEAR(estimate_step(deepspeed_zero3_job(R"("gpt3-175b")", "full")).breakdown.fsdp_comm -
+                  estimate_step(big).breakdown.fsdp_comm,
+              regathers, 0.01 * regathers);
+}
+
+TEST(StepModel, DeepSpeedZero1GathersTheUpdatedWeightsUnoverlapped) {
+  // ZeRO-1/2 in DeepSpeed all-gather the updated 16-bit weights after the optimizer step,
+  // before the next forward, with no overlap (FrameworkTraits::overlap_param_gather false):
+  // the whole gather is exposed.
+  const std::string plan = R"({"tp": 1, "micro_batch_size": 2, "zero_stage": 1})";
+  const Job job = make_job("llama2-7b", "dgx-a100-80gb", 2, 32, 2048, plan, "deepspeed", "fp16");
+  const double params = static_cast<double>(job.model.total_params(2048));
+  const double gather_s =
+      collective_cost(job.cluster.node, Collective::AllGather,
+                      place_group(job.plan, job.cluster.node, {"dp"}), 2 * params)
+          .time_s;
+  EXPECT_GE(estimate_step(job).breakdown.dp_comm, 0.99 * gather_s);
 }
 
 TEST(StepModel, UnfusedAdamMovesThreeTimesTheBytesOfAFusedOne) {

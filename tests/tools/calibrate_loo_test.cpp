@@ -24,7 +24,12 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMinGroupRuns = 5;
-constexpr double kPooledRatioGate = 0.79;
+// Gates at the level reached, so neither can grow. The ratio rises when the uncalibrated model
+// improves (a mechanism modelled leaves less for a factor to fix): DeepSpeed's blocking ZeRO-3
+// fetch and DeepEP's two permutation copies took the held-out MAPE from 10.3% -> 8.1% (0.79)
+// to 9.4% -> 7.5% (0.80); the calibrated figure is gated too.
+constexpr double kPooledRatioGate = 0.81;
+constexpr double kPooledCalibratedGate = 0.077;
 constexpr double kWorstGroupGate = 0.01;  // one point of MAPE
 
 std::vector<std::string> data_files() {
@@ -117,6 +122,7 @@ TEST(CalibrateLeaveOneOut, ImprovesHeldOutErrorOnThePublicRunsBySourceAndGpu) {
       "change %+.1f points (%s)\n",
       runs, 100 * before, 100 * after, after / before, 100 * worst_change, worst.c_str());
   EXPECT_LE(after, kPooledRatioGate * before);
+  EXPECT_LE(after, kPooledCalibratedGate);
   EXPECT_LE(worst_change, kWorstGroupGate) << worst;
 }
 

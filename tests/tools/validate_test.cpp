@@ -171,8 +171,11 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // (ZeRO-3 without model parallelism, 8k+ GPUs, MoE on
                                          // H100, V100, BLOOM on Jean Zay; docs/validation.md):
                                          // gated at the level reached so it cannot grow.
-                                         // 25.8% -> 19.6% with the MoE dispatchers modelled.
-                                         TableGate{"found_runs.json", 45, 0.21, 0.50}),
+                                         // 25.8% -> 19.6% with the MoE dispatchers modelled;
+                                         // 17.0% with DeepSpeed's blocking ZeRO-3 fetch,
+                                         // 16.3% with DeepEP's two permutation copies,
+                                         // 16.2% with the fetch's exposed reduce-scatters.
+                                         TableGate{"found_runs.json", 45, 0.17, 0.35}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
