@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "planner/prediction_interval.h"
 
 namespace parplan::planner {
 
@@ -64,6 +65,10 @@ RegretSummary analyse_regret(const std::vector<MeasuredRun>& runs, int threads) 
   SearchOptions search;
   search.top_k = 1;
   search.threads = threads;
+  // The best plan is the one `plan` would recommend: it keeps the default memory headroom
+  // (prediction_interval.h), so a claim never rests on a plan predicted to fit only because the
+  // memory model under-predicts. Published plans are evaluated as they ran.
+  search.max_memory_fraction = recommended_max_memory_fraction();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const MeasuredRun& run = runs[i];
     RunRegret row;

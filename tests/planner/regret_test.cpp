@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/units.h"
+#include "planner/prediction_interval.h"
+
 namespace parplan::planner {
 namespace {
 
@@ -102,6 +105,27 @@ TEST(Regret, ClaimsAreHeldAgainstTheHighestMfuMeasuredOnTheSameGpuAndPeak) {
   EXPECT_TRUE(within.runs.front().within_measured_mfu());
   EXPECT_EQ(within.claims, 1);
   EXPECT_EQ(within.claims_within_measured_mfu, 1);
+}
+
+TEST(Regret, TheBestPlanKeepsTheDefaultMemoryHeadroom) {
+  // The best plan is the one `plan` would recommend: within the default memory headroom.
+  // Shrink the GPU until the fastest plan of a full-memory search takes 92% of it; that plan
+  // ran (it is the published one), but the planner's best must leave the headroom free.
+  Job job = small_job("dgx-h100", kStarvedPipeline);
+  SearchOptions full_memory;
+  full_memory.top_k = 1;
+  const RankedPlan fastest = search_plans(job, full_memory).top.front();
+  job.plan = fastest.plan;
+  job.cluster.node.gpu.memory_gib = fastest.estimate.memory.peak_bytes / kGiB / 0.92;
+  const double fraction = recommended_max_memory_fraction();
+  ASSERT_LT(fraction, 0.92);
+  const RegretSummary summary = analyse_regret({measured("tight", job, 1.0)}, 1);
+  ASSERT_EQ(summary.runs.size(), 1u);
+  const RunRegret& row = summary.runs.front();
+  EXPECT_LE(row.best.estimate.memory.peak_bytes,
+            fraction * job.cluster.node.gpu.memory_gib * kGiB * (1 + 1e-9));
+  EXPECT_GE(row.best.estimate.step_time_s, fastest.estimate.step_time_s);
+  EXPECT_EQ(row.regret, 0.0);  // the published plan is the faster of the two
 }
 
 TEST(Regret, RunsThatCannotBePredictedAreSetAsideWithTheirError) {

@@ -66,6 +66,37 @@ TEST(TrustCli, AGpuWithoutValidationRunsIsNamed) {
   EXPECT_NE(text.output.find("extrapolates   MI300X"), std::string::npos) << text.output;
 }
 
+TEST(TrustCli, APlanItsFrameworkCannotLaunchIsNamed) {
+  // Megatron-LM (2020-2021) has no ZeRO-3: simulate still predicts the plan, and says that it
+  // costs mechanisms the framework does not have. A plan it runs gets no such entry.
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  std::ofstream(job) << R"({"model": "llama2-7b", "framework": "megatron-lm",
+      "cluster": {"node": "dgx-a100-80gb", "num_nodes": 2},
+      "training": {"global_batch_size": 32, "seq_length": 2048},
+      "plan": {"tp": 1, "micro_batch_size": 2, "zero_stage": 3}})";
+  const CommandResult r = run_parplan("simulate --job " + q(job) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json out = parse_json(r.output, "simulate output");
+  ASSERT_FALSE(out.at("extrapolations").empty()) << r.output;
+  const Json& first = out.at("extrapolations").front();
+  EXPECT_EQ(first.at("kind"), "framework-support");
+  EXPECT_NE(first.at("message").get<std::string>().find("framework-zero-stage"), std::string::npos)
+      << first.dump();
+  const CommandResult text = run_parplan("simulate --job " + q(job));
+  EXPECT_NE(text.output.find("extrapolates   megatron-lm cannot launch this plan"),
+            std::string::npos)
+      << text.output;
+
+  std::ofstream(job) << job_text("dgx-h100", 8, kPlan);
+  const CommandResult supported = run_parplan("simulate --job " + q(job) + " --json");
+  ASSERT_EQ(supported.exit_code, 0) << supported.output;
+  const Json supported_out = parse_json(supported.output, "simulate output");
+  for (const Json& x : supported_out.at("extrapolations")) {
+    EXPECT_NE(x.at("kind"), "framework-support") << x.dump();
+  }
+}
+
 TEST(TrustCli, PlanKeepsTheMemoryHeadroomOfTheErrorModel) {
   TempDir dir;
   const std::string job = dir.file("job.json");
