@@ -662,4 +662,13 @@ LayerTime output_layer_time(const CostContext& ctx) {
   return out;
 }
 
+ExplainedLayer explain_layer(const Job& job, bool moe) {
+  ExplainedLayer out;
+  CostContext ctx = CostContext::make(job, job.cluster.node);
+  ctx.ops_out = &out.ops;
+  out.time = moe ? moe_layer_time(ctx) : dense_layer_time(ctx);
+  out.tokens = ctx.tokens;
+  return out;
+}
+
 }  // namespace parplan::cost

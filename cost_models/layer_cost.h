@@ -72,6 +72,16 @@ LayerTime moe_layer_time(const CostContext& ctx);
 LayerTime embedding_time(const CostContext& ctx);     // first stage: lookup (and grads)
 LayerTime output_layer_time(const CostContext& ctx);  // last stage: final norm, logits, loss
 
+// One transformer layer of the job (its MoE layer when `moe`, else its dense layer) for one
+// micro-batch on one GPU, with every op it costs: `simulate --explain` and the tests that check
+// an op's FLOPs, bytes or time.
+struct ExplainedLayer {
+  LayerTime time;
+  std::vector<OpRecord> ops;
+  double tokens = 0;  // CostContext::tokens
+};
+ExplainedLayer explain_layer(const Job& job, bool moe);
+
 // Fraction of the GPU's processors a collective overlapped with compute takes from it.
 double comm_sm_fraction(const GpuSpec& gpu);
 

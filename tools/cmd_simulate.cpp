@@ -28,14 +28,12 @@ struct SimulateOptions {
 
 // One layer's ops for one micro-batch on one GPU, with FLOPs, bytes and times.
 void print_layer_explanation(const Job& job, bool moe) {
-  cost::CostContext ctx = cost::CostContext::make(job, job.cluster.node);
-  std::vector<cost::OpRecord> ops;
-  ctx.ops_out = &ops;
-  const cost::LayerTime layer = moe ? cost::moe_layer_time(ctx) : cost::dense_layer_time(ctx);
+  const cost::ExplainedLayer explained = cost::explain_layer(job, moe);
+  const cost::LayerTime& layer = explained.time;
   std::printf("\n%s layer, one micro-batch (%.0f tokens on this GPU):\n", moe ? "MoE" : "dense",
-              ctx.tokens);
+              explained.tokens);
   TextTable table({"op", "kind", "GFLOP", "MB", "fwd ms", "bwd ms", "fwd TFLOP/s"});
-  for (const auto& op : ops) {
+  for (const auto& op : explained.ops) {
     table.add_row({op.name, op.kind, op.flops > 0 ? fixed(op.flops / kGiga, 2) : "-",
                    op.bytes > 0 ? fixed(op.bytes / kMega, 1) : "-",
                    fixed(op.forward_s * kMsPerS, 3), fixed(op.backward_s * kMsPerS, 3),

@@ -22,7 +22,8 @@ Json interval_json(const std::optional<planner::PredictionInterval>& iv) {
 // cannot launch the plan (core/frameworks/planner_support.h: a ZeRO stage, schedule,
 // dimension or key it does not implement), a "framework-support" entry: the prediction then
 // costs mechanisms the framework does not have.
-std::vector<planner::Extrapolation> job_extrapolations(const Job& job) {
+std::vector<planner::Extrapolation> job_extrapolations(const Job& job,
+                                                       const planner::RunFeatures& features) {
   std::vector<planner::Extrapolation> out;
   if (const auto tag =
           planner::unsupported_by_framework(job.framework, job.plan, job.model.moe.has_value())) {
@@ -32,8 +33,7 @@ std::vector<planner::Extrapolation> job_extrapolations(const Job& job) {
                        "): predicted from the mechanisms anyway; plan proposes only plans the "
                        "framework runs"});
   }
-  const auto found =
-      planner::find_extrapolations(planner::embedded_error_model(), planner::run_features(job));
+  const auto found = planner::find_extrapolations(planner::embedded_error_model(), features);
   out.insert(out.end(), found.begin(), found.end());
   return out;
 }
@@ -46,7 +46,7 @@ Json prediction_trust_to_json(const Job& job, const cost::StepEstimate& e) {
   const auto step = planner::step_time_interval(model, features, e.step_time_s);
   const auto memory = planner::peak_memory_interval(model, features, e.memory.peak_bytes / kGiB);
   Json extrapolations = Json::array();
-  for (const auto& x : job_extrapolations(job)) {
+  for (const auto& x : job_extrapolations(job, features)) {
     extrapolations.push_back({{"kind", x.kind}, {"message", x.message}});
   }
   Json basis = Json::object();
@@ -83,7 +83,7 @@ std::string prediction_trust_to_text(const Job& job, const cost::StepEstimate& e
                   memory->runs, memory->basis.c_str());
     out += line;
   }
-  const auto list = job_extrapolations(job);
+  const auto list = job_extrapolations(job, features);
   out += list.empty() ? "extrapolates   nothing: inside validated experience\n"
                       : "extrapolates   " + extrapolations_line(list) + "\n";
   return out;
@@ -106,7 +106,7 @@ std::vector<std::string> prediction_trust_sentences(const Job& job, const cost::
                   memory->basis.c_str());
     out.emplace_back(line);
   }
-  const auto list = job_extrapolations(job);
+  const auto list = job_extrapolations(job, features);
   out.push_back(list.empty() ? "The prediction of " + who + " lies inside validated experience."
                              : "The prediction of " + who +
                                    " extrapolates: " + extrapolations_line(list) + ".");

@@ -58,12 +58,9 @@ TEST(Beyond3d, MultiLatentAttentionProjectsThroughTheLatentRanks) {
         "plan": {"tp": )" + std::to_string(c.tp) +
                              R"(, "sequence_parallel": )" + (c.sp ? "true" : "false") +
                              R"(, "pp": 1, "ep": 4, "micro_batch_size": 1}})");
-    std::vector<OpRecord> ops;
-    CostContext ctx = CostContext::make(job, job.cluster.node);
-    ctx.ops_out = &ops;
-    dense_layer_time(ctx);
     double projection_flops = 0;
-    for (const OpRecord& op : ops) {
+    const ExplainedLayer layer = explain_layer(job, false);
+    for (const OpRecord& op : layer.ops) {
       if (op.name.find("projection") != std::string::npos) projection_flops += op.flops;
     }
     const double T = 4096, h = 7168;

@@ -125,11 +125,8 @@ TEST(MoeDispatch, AutoPicksDeepEpForMegatronCoreAcrossNodesOnly) {
 }
 
 double permutation_bytes(const Job& job) {
-  std::vector<OpRecord> ops;
-  CostContext ctx = CostContext::make(job, job.cluster.node);
-  ctx.ops_out = &ops;
-  moe_layer_time(ctx);
-  for (const OpRecord& op : ops) {
+  const ExplainedLayer layer = explain_layer(job, true);
+  for (const OpRecord& op : layer.ops) {
     if (op.name == "token permutation") return op.bytes;
   }
   return 0;

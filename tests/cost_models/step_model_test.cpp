@@ -134,11 +134,8 @@ TEST(StepModel, DTensorTensorParallelExposesTheBackwardCollectives) {
 double flash_attention_forward_s(const std::string& framework, const std::string& node) {
   const Job job =
       make_job("llama2-7b", node, 1, 8, 4096, R"({"tp": 1, "zero_stage": 3})", framework);
-  std::vector<OpRecord> ops;
-  CostContext ctx = CostContext::make(job, job.cluster.node);
-  ctx.ops_out = &ops;
-  dense_layer_time(ctx);
-  for (const OpRecord& op : ops) {
+  const ExplainedLayer layer = explain_layer(job, false);
+  for (const OpRecord& op : layer.ops) {
     if (op.kind == "attention") return op.forward_s;
   }
   ADD_FAILURE() << "no attention op";
