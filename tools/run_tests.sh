@@ -16,11 +16,11 @@ echo "== source checks: include layering, function length"
 python3 tools/check_layering.py
 python3 tools/check_function_length.py
 
-echo "== build (Debug at -O1, address+undefined sanitizers)"
-# -O1: "to get a reasonable performance add -O1 or higher" (clang AddressSanitizer docs); the
-# sanitizers check the same, and the sanitized tests, most of CI's time, run faster than at -O0.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-  -DPARPLAN_SANITIZE="address;undefined" -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_ENABLE_BENCHMARKS=OFF
+echo "== build (Debug, address+undefined sanitizers)"
+# At -O0: GCC 12 at -O1 with the sanitizers reports false -Wmaybe-uninitialized inside
+# libstdc++'s <regex> (std::function moves), which -Werror turns into errors.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_SANITIZE="address;undefined" \
+  -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_ENABLE_BENCHMARKS=OFF
 step=$(date +%s)
 cmake --build build-asan -j"$(nproc)"
 echo "== sanitizer build step: $(( $(date +%s) - step )) s"
