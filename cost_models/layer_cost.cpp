@@ -26,6 +26,20 @@ constexpr double kFp8CastBytes = 4.0;
 // userbuffers reserve 16-32 SMs), which the concurrent GEMMs lose.
 constexpr double kCommSms = 16.0;
 
+// DeepEP's normal kernels run on 20 SMs (its Buffer default); beside them a GEMM loses about
+// 20% of its efficiency on a 132-SM H100 (Megatron Core MoE report, arXiv 2603.07685 §4.2.3,
+// as the Megatron-LM docs' moe_a2a_overlap.md quote it): 1.32 times the SMs' share, the share
+// lost to the held SMs plus the wave quantisation and memory traffic they add.
+constexpr double kDeepEpSms = 20.0;
+constexpr double kDeepEpGemmCostPerSmShare = 0.20 / (kDeepEpSms / 132.0);
+
+// Fraction of the concurrent computation's time an overlapped token dispatch or combine costs
+// it: DeepEP's measured cost, else the SMs a NCCL all-to-all (or HybridEP) holds.
+double overlapped_dispatch_compute_cost(const GpuSpec& gpu, MoeDispatcher dispatcher) {
+  if (dispatcher != MoeDispatcher::DeepEP || gpu.sm_count <= 0) return comm_sm_fraction(gpu);
+  return std::min(1.0, kDeepEpGemmCostPerSmShare * kDeepEpSms / static_cast<double>(gpu.sm_count));
+}
+
 }  // namespace
 
 double comm_sm_fraction(const GpuSpec& gpu) {
@@ -475,17 +489,23 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
                            : dedup_dispatch_time_s(*ctx.node, ctx.ep_group, dispatched, bpv * h,
                                                    moe.num_experts, moe.top_k);
     if (p.moe_a2a_overlap) {
-      // Batch-level overlap: each all-to-all hides under the other micro-batch's computation
-      // of its phase; the hidden part holds SMs away from that computation.
+      // Batch-level overlap (Megatron's combined 1F1B): each all-to-all hides under the paired
+      // micro-batch's computation of the other phase, except in the fill and drain chunks that
+      // have no partner; the hidden part slows the computation beside it.
       const MoeLayerCompute compute{out.forward.compute - mlp.forward_compute, mlp.forward_compute,
                                     out.backward.compute - mlp.backward_compute,
                                     mlp.backward_compute};
       const ExposedA2a exposed_a2a = overlapped_a2a_exposure(compute, a2a);
-      const double sm_share = comm_sm_fraction(ctx.node->gpu);
+      const double slowdown = overlapped_dispatch_compute_cost(ctx.node->gpu, ctx.moe_dispatcher);
+      PairedA2a& paired = out.paired_a2a;
+      paired.hidden_forward = 2 * a2a - exposed_a2a.forward;
+      paired.hidden_backward = 2 * a2a - exposed_a2a.backward;
+      paired.compute_cost_forward = slowdown * paired.hidden_forward;
+      paired.compute_cost_backward = slowdown * paired.hidden_backward;
       out.forward.ep_comm = exposed_a2a.forward;
       out.backward.ep_comm = exposed_a2a.backward;
-      out.forward.compute += sm_share * (2 * a2a - exposed_a2a.forward);
-      out.backward.compute += sm_share * (2 * a2a - exposed_a2a.backward);
+      out.forward.compute += paired.compute_cost_forward;
+      out.backward.compute += paired.compute_cost_backward;
     } else {
       out.forward.ep_comm = 2 * a2a;
       out.backward.ep_comm = 2 * a2a;

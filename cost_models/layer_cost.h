@@ -29,6 +29,17 @@ struct PassTime {
 };
 PassTime operator*(const PassTime& time, double factor);
 
+// A MoE layer's all-to-alls under the combined 1F1B, as the layer's times count them: hidden
+// beside the paired micro-batch, seconds by the pass that issues them, and what the hidden part
+// slows the computation beside it. A chunk with no partner exposes them instead (its share:
+// unpaired_chunk_fraction in cost_models/moe_dispatch.h, applied per chunk by the step model).
+struct PairedA2a {
+  double hidden_forward = 0;
+  double hidden_backward = 0;
+  double compute_cost_forward = 0;
+  double compute_cost_backward = 0;
+};
+
 struct LayerTime {
   PassTime forward;
   PassTime backward;
@@ -38,6 +49,7 @@ struct LayerTime {
   double backward_weight = 0;
   double model_flops = 0;     // forward + backward FLOPs without recomputation (one GPU)
   double executed_flops = 0;  // including recomputation and the unmasked attention blocks
+  PairedA2a paired_a2a;       // zero unless the plan overlaps the all-to-alls (moe_a2a_overlap)
 };
 
 // One op of a layer for one micro-batch (explanations: `parplan simulate --explain`).

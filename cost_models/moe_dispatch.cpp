@@ -96,4 +96,10 @@ ExposedA2a overlapped_a2a_exposure(const MoeLayerCompute& c, double a2a_s) {
   return out;
 }
 
+double unpaired_chunk_fraction(int64_t pp, int64_t num_micro_batches) {
+  if (num_micro_batches <= 0) return 1.0;
+  return std::min(
+      1.0, static_cast<double>(std::max<int64_t>(1, pp)) / static_cast<double>(num_micro_batches));
+}
+
 }  // namespace parplan::cost

@@ -75,4 +75,12 @@ struct ExposedA2a {
 };
 ExposedA2a overlapped_a2a_exposure(const MoeLayerCompute& compute, double a2a_s);
 
+// Share of a stage's forward (and backward) chunks that the combined 1F1B runs with no partner
+// of the other phase, so that their all-to-alls stay exposed: the first forward and the last
+// backward without pipelining (Megatron-LM docs, moe_a2a_overlap.md, "Schedule overview"); with
+// pp stages the interleaved schedule's warm-up forwards, (pp - s - 1) * 2 + (vpp - 1) * pp + 1
+// on stage s (one more than the plain interleaved schedule), and as many cool-down backwards.
+// Averaged over the stages, that is pp * vpp of the m * vpp chunks: pp / m, at most 1.
+double unpaired_chunk_fraction(int64_t pp, int64_t num_micro_batches);
+
 }  // namespace parplan::cost

@@ -10,6 +10,7 @@
 #include "cost_models/data_parallel_update.h"
 #include "cost_models/layer_cost.h"
 #include "cost_models/memory_model.h"
+#include "cost_models/moe_dispatch.h"
 #include "cost_models/parameter_layout.h"
 
 namespace parplan::cost {
@@ -137,6 +138,15 @@ void add_fsdp_layer(ChunkTime& c, const LayerTime& layer, const FsdpCosts& fsdp,
       exposed_gather + std::max(overlapped - b, 0.0) + sm_share * std::min(overlapped, b);
 }
 
+// A prefetching fetch cannot prefetch a chunk's first gather of the pass, nor hide its last
+// reduce-scatter: both are exposed once per chunk and micro-batch. A blocking fetch counted
+// them with every layer already (add_blocking_fsdp_layer).
+void add_fsdp_chunk_ends(ChunkTime& c, const FsdpCosts& fsdp, const CostContext& ctx) {
+  if (ctx.traits.zero3_fetch_blocks) return;
+  c.fsdp_forward += fsdp.gather_s;
+  c.fsdp_backward += fsdp.reduce_s;
+}
+
 // Seconds per micro-batch to add a chunk's gradients into the fp32 buffer after its backward
 // (FrameworkTraits::grad_accumulation_bytes_per_micro_batch).
 double grad_accumulation_s(const CostContext& ctx, const StageParameters& sp) {
@@ -180,6 +190,16 @@ void add_offload_layer(ChunkTime& c, const LayerTime& layer, double transfer_s) 
 
 // Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
 // first chunk and the output layer on the last.
+// The combined 1F1B's fill and drain chunks have no partner: on average the `unpaired` share
+// of a chunk's micro-batches exposes what the layer's all-to-alls hid beside a partner, and
+// their computation runs without the overlap's slowdown.
+void add_unpaired_a2a(ChunkTime& c, const PairedA2a& paired, double unpaired) {
+  c.forward.ep_comm += unpaired * paired.hidden_forward;
+  c.backward.ep_comm += unpaired * paired.hidden_backward;
+  c.forward.compute -= unpaired * paired.compute_cost_forward;
+  c.backward.compute -= unpaired * paired.compute_cost_backward;
+}
+
 ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
                        const std::vector<StageParameters>& stages, const FsdpCosts& fsdp,
                        bool per_layer_fsdp, const OffloadTransfer& offload) {
@@ -187,6 +207,10 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
   const ParallelPlan& plan = *ctx.plan;
   const auto chunk_layers = layers_per_chunk(model, plan);
   ChunkTimes chunks(plan.pp, std::vector<ChunkTime>(plan.vpp));
+  const double unpaired =
+      plan.moe_a2a_overlap ? unpaired_chunk_fraction(
+                                 plan.pp, plan.num_micro_batches(ctx.training->global_batch_size))
+                           : 0.0;
   int64_t first_layer = 0;
   for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
     const int64_t stage = index % plan.pp;
@@ -195,6 +219,7 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       const LayerTime& layer = model.is_moe_layer(l) ? layers.moe : layers.dense;
       c.forward += layer.forward;
       c.backward += layer.backward;
+      add_unpaired_a2a(c, layer.paired_a2a, unpaired);
       c.backward += layer.recompute;
       c.recompute += layer.recompute;
       c.backward_weight += layer.backward_weight;
@@ -208,12 +233,7 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward.compute += accumulation_s;
       c.backward_weight += accumulation_s;  // follows the weight-gradient GEMMs
     }
-    // The first gather of the pass cannot be prefetched, nor the last reduce-scatter hidden
-    // (under a blocking fetch every layer counted them already).
-    if (per_layer_fsdp && chunk_layers[index] > 0 && !ctx.traits.zero3_fetch_blocks) {
-      c.fsdp_forward += fsdp.gather_s;
-      c.fsdp_backward += fsdp.reduce_s;
-    }
+    if (per_layer_fsdp && chunk_layers[index] > 0) add_fsdp_chunk_ends(c, fsdp, ctx);
     if (index == 0) {
       c.forward += layers.embedding.forward;
       c.backward += layers.embedding.backward;

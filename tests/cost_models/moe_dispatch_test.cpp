@@ -191,6 +191,56 @@ TEST(MoeDispatch, WithoutPipeliningTheOverlapKeepsASecondMicroBatchAlive) {
   EXPECT_GT(overlapped.memory.peak_bytes, plain.memory.peak_bytes);
 }
 
+TEST(MoeDispatch, FillAndDrainChunksHaveNoPartnerToHideTheirAllToAlls) {
+  // Without pipelining the first forward and the last backward run alone: 1 of m micro-batches;
+  // with pp stages the warm-up forwards and cool-down backwards, pp * vpp of m * vpp chunks on
+  // average over the stages.
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(1, 8), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(8, 128), 1.0 / 16);
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(8, 4), 1.0);  // all in warm-up: nothing paired
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(1, 1), 1.0);
+}
+
+TEST(MoeDispatch, OneMicroBatchHasNoPartnerSoTheOverlapHidesNothing) {
+  // The Megatron-LM docs (moe_a2a_overlap.md): with one micro-batch there is no forward/backward
+  // pair, so the overlap changes no time; with more, the exposed share shrinks as 1/m.
+  const std::string job =
+      R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": GBS, "seq_length": 4096},
+      "plan": {"tp": 1, "pp": 1, "ep": 16, "moe_dispatcher": "deepep")";
+  auto step = [&job](int gbs, bool overlap) {
+    std::string text = job;
+    text.replace(text.find("GBS"), 3, std::to_string(gbs));
+    return estimate_step(job_from(text + (overlap ? R"(, "moe_a2a_overlap": true}})" : "}}")));
+  };
+  const StepEstimate one_plain = step(16, false);
+  const StepEstimate one_overlapped = step(16, true);
+  EXPECT_NEAR(one_overlapped.breakdown.ep_comm, one_plain.breakdown.ep_comm,
+              1e-9 * one_plain.breakdown.ep_comm);
+  EXPECT_NEAR(one_overlapped.breakdown.compute, one_plain.breakdown.compute,
+              1e-9 * one_plain.breakdown.compute);
+  const StepEstimate four = step(64, true);
+  const StepEstimate sixteen = step(256, true);
+  EXPECT_GT(four.breakdown.ep_comm / 4, sixteen.breakdown.ep_comm / 16);
+  EXPECT_LT(four.breakdown.ep_comm, one_plain.breakdown.ep_comm * 4);
+}
+
+TEST(MoeDispatch, DeepEpBesideAGemmCostsItAFifthOnAnH100) {
+  // Megatron Core MoE report (arXiv 2603.07685 §4.2.3): DeepEP's 20 SMs cost a concurrent GEMM
+  // about 20% of its efficiency on an H100; a NCCL all-to-all holds 16 of its 132 SMs.
+  const PairedA2a deepep =
+      explain_layer(job_from(qwen_job(R"(, "moe_a2a_overlap": true)")), true).time.paired_a2a;
+  ASSERT_GT(deepep.hidden_forward, 0);
+  EXPECT_NEAR(deepep.compute_cost_forward / deepep.hidden_forward, 0.20, 1e-12);
+  EXPECT_NEAR(deepep.compute_cost_backward / deepep.hidden_backward, 0.20, 1e-12);
+  const PairedA2a nccl =
+      explain_layer(
+          job_from(qwen_job(R"(, "moe_dispatcher": "alltoall", "moe_a2a_overlap": true)")), true)
+          .time.paired_a2a;
+  ASSERT_GT(nccl.hidden_forward, 0);
+  EXPECT_NEAR(nccl.compute_cost_forward / nccl.hidden_forward, 16.0 / 132.0, 1e-12);
+}
+
 TEST(MoeDispatch, TheLayerTimesCacheTellsDispatchersAndOverlapApart) {
   // The planner reuses per-layer times across plans with one key: plans that differ only in the
   // dispatcher or the overlap have different layer times, so different keys.

@@ -174,8 +174,10 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // 25.8% -> 19.6% with the MoE dispatchers modelled;
                                          // 17.0% with DeepSpeed's blocking ZeRO-3 fetch,
                                          // 16.3% with DeepEP's two permutation copies,
-                                         // 16.2% with the fetch's exposed reduce-scatters.
-                                         TableGate{"found_runs.json", 45, 0.17, 0.35}),
+                                         // 16.2% with the fetch's exposed reduce-scatters,
+                                         // 16.0% with the combined 1F1B's unpaired chunks and
+                                         // DeepEP's GEMM cost; gate 0.165.
+                                         TableGate{"found_runs.json", 45, 0.165, 0.35}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
