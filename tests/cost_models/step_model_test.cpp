@@ -13,11 +13,13 @@
 namespace parplan::cost {
 namespace {
 
+// `model`: a preset name, or an inline model object (text starting with "{").
 Job make_job(const std::string& model, const std::string& node, int64_t nodes, int64_t gbs,
              int64_t seq, const std::string& plan, const std::string& framework = "megatron-core",
              const std::string& precision = "bf16") {
-  const std::string text = R"({"framework": ")" + framework + R"(", "model": ")" + model +
-                           R"(", "cluster": {"node": ")" + node + R"(", "num_nodes": )" +
+  const std::string model_value = model.rfind('{', 0) == 0 ? model : '"' + model + '"';
+  const std::string text = R"({"framework": ")" + framework + R"(", "model": )" + model_value +
+                           R"(, "cluster": {"node": ")" + node + R"(", "num_nodes": )" +
                            std::to_string(nodes) + R"(}, "training": {"global_batch_size": )" +
                            std::to_string(gbs) + R"(, "seq_length": )" + std::to_string(seq) +
                            R"(, "precision": ")" + precision + R"("}, "plan": )" + plan + "}";
@@ -181,13 +183,10 @@ TEST(StepModel, ComposerFsdpExposesTheBackwardGathers) {
 // DeepSpeed ZeRO-3 over the 16 ranks of two DGX A100 nodes, fp16, one micro-batch of 2 per
 // rank; `model` is a preset name or an inline model object.
 Job deepspeed_zero3_job(const std::string& model, const std::string& recompute) {
-  return parse_job(parse_json(R"({"framework": "deepspeed", "model": )" + model +
-                                  R"(, "cluster": {"node": "dgx-a100-80gb", "num_nodes": 2},
-      "training": {"global_batch_size": 32, "seq_length": 2048, "precision": "fp16"},
-      "plan": {"tp": 1, "micro_batch_size": 2, "zero_stage": 3, "recompute": ")" +
-                                  recompute + R"("}})",
-                              "job.json"),
-                   "job.json", "");
+  return make_job(
+      model, "dgx-a100-80gb", 2, 32, 2048,
+      R"({"tp": 1, "micro_batch_size": 2, "zero_stage": 3, "recompute": ")" + recompute + R"("})",
+      "deepspeed", "fp16");
 }
 
 // DeepSpeed's bucketed ZeRO-3 collective of one layer's 16-bit values over the job's
@@ -223,10 +222,10 @@ TEST(StepModel, DeepSpeedZero3FetchBlocksAndRegathersOnlyFarReusedWeights) {
   // GPT-3 175B (h 12288): query-key-value (3 h^2), the output projection (h^2) and the first
   // MLP projection (4 h^2) are reused 2.7e9, 2.4e9 and 1.2e9 parameters later and gathered
   // again; the last projection (4 h^2), reused at once, is kept: 8/12 of a layer.
-  const Job big = deepspeed_zero3_job(R"("gpt3-175b")", "none");
+  const Job big = deepspeed_zero3_job("gpt3-175b", "none");
   const double big_gather_s = deepspeed_layer_collective_s(big, Collective::AllGather, 5e7);
   const double regathers = static_cast<double>(big.model.num_layers) * 8.0 / 12.0 * big_gather_s;
-  EXPECT_NEAR(estimate_step(deepspeed_zero3_job(R"("gpt3-175b")", "full")).breakdown.fsdp_comm -
+  EXPECT_NEAR(estimate_step(deepspeed_zero3_job("gpt3-175b", "full")).breakdown.fsdp_comm -
                   estimate_step(big).breakdown.fsdp_comm,
               regathers, 0.01 * regathers);
 }

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -20,7 +21,8 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 namespace {
-int counter = 0;
+// Atomic: tests may run commands from several threads (calibrate_loo_test does).
+std::atomic<int> counter{0};
 CommandResult run_command(const std::string& prefix, const std::string& args);
 }  // namespace
 
