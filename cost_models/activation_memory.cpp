@@ -1,5 +1,7 @@
 #include "cost_models/activation_memory.h"
 
+#include "cost_models/expert_rows.h"
+
 namespace parplan::cost {
 
 namespace {
@@ -173,8 +175,11 @@ LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const Activa
   const Dims d = dims_of(o);
   const AttentionParts a = attention_parts(m, o, d);
   const MoeSpec& moe = *m.moe;
-  (void)ep;  // every rank receives on average T*top_k routed tokens whatever the ep size
-  const double routed_tokens = d.tokens * static_cast<double>(moe.top_k);
+  // Whatever the ep size, a GPU's experts receive on average the routed copies of the tokens
+  // it and its expert-TP group dispatch (cost_models/expert_rows.h), as the step time counts.
+  (void)ep;
+  const double routed_tokens =
+      expert_rows(d.tokens, o.tp, expert_tp, o.sequence_parallel, moe.top_k).rows;
   const MlpParts routed = mlp_parts(m, d, static_cast<double>(moe.expert_ffn_hidden_size),
                                     routed_tokens, static_cast<double>(expert_tp));
   MlpTotals mlp;

@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "cost_models/attention_cost.h"
 #include "cost_models/collective_model.h"
+#include "cost_models/expert_rows.h"
 #include "cost_models/lora.h"
 #include "cost_models/memory_model.h"
 #include "cost_models/moe_dispatch.h"
@@ -577,16 +578,12 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const bool swiglu = m.activation == Activation::Swiglu;
   const double k = static_cast<double>(moe.top_k);
   const double local_experts = static_cast<double>(moe.num_experts) / static_cast<double>(p.ep);
-  // With sequence parallelism each GPU routes and dispatches its own T/tp tokens
-  // (Megatron-Core requires sequence parallelism for MoE with tp > 1); an expert-tensor-parallel
-  // group then all-gathers the tokens its experts received (MoEAlltoAllTokenDispatcher: all-to-
-  // all over ep, then all-gather over the expert-TP group; reduce-scatter and all-to-all back).
-  const bool sp = p.sequence_parallel && p.tp > 1;
-  const double dispatched = sp ? T / t : T;
-  const bool etp_gather = sp && etp > 1;
-  // Rows routed to this GPU's experts (balanced routing, times the imbalance allowance),
-  // split evenly over its experts: grouped GEMMs of smaller M.
-  const double expert_rows = (etp_gather ? dispatched * etp : dispatched) * k;
+  // The tokens this GPU dispatches and the rows its experts receive (cost_models/expert_rows.h),
+  // times the imbalance allowance, split evenly over its experts: grouped GEMMs of smaller M.
+  const ExpertRows rows = cost::expert_rows(T, p.tp, p.expert_tp(), p.sequence_parallel, moe.top_k);
+  const double dispatched = rows.dispatched;
+  const bool etp_gather = rows.etp_gather;
+  const double expert_rows = rows.rows;
   const double routed = expert_rows * kExpertImbalance;
   const double per_expert = routed / local_experts;
 
@@ -602,6 +599,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   // each token's expert work once: without sequence parallelism every tensor-parallel rank
   // holds all T tokens, so experts narrower than tp (expert tp < tp) repeat the work tp/etp
   // times. Model FLOPs are a property of the model and the tokens, never of the plan.
+  const bool sp = p.sequence_parallel && p.tp > 1;
   const double expert_repeats = sp ? 1.0 : t / etp;
   mlp.model_flops /= kExpertImbalance * expert_repeats;
   if (moe.shared_expert_ffn_hidden_size > 0) {

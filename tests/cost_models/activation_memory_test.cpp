@@ -84,5 +84,30 @@ TEST_F(Korthikanti, Fp8GemmInputsTakeOneByte) {
   EXPECT_NEAR(stored(), 2, 1e-9);
 }
 
+// A MoE layer under tensor and sequence parallelism: each GPU dispatches its own T/tp tokens
+// and its experts receive their top_k copies, gathered over the expert-TP group
+// (cost_models/expert_rows.h, the rows the step time computes on). Expert TP 1 or tp changes
+// the experts' FC1 outputs not at all (T/tp*k rows of the whole width, or T*k rows of 1/tp of
+// it) and halves, at tp 2, the dispatched FC1 inputs and combine buffer: (2+2)*T/tp*k*h bytes.
+TEST(MoeActivationMemory, ExpertsHoldTheRowsTheyReceive) {
+  ModelSpec model;
+  model.hidden_size = 4096;
+  model.num_attention_heads = 64;
+  model.num_query_groups = 4;
+  model.head_dim = 128;
+  model.ffn_hidden_size = 12288;
+  model.activation = Activation::Swiglu;
+  model.moe = MoeSpec{128, 8, 1536};
+  ActivationOptions options;
+  options.micro_batch_size = 1;
+  options.seq_length = 4096;
+  options.tp = 2;
+  options.sequence_parallel = true;
+  const double etp1 = moe_layer_activation_bytes(model, options, 32, 1).stored;
+  const double etp2 = moe_layer_activation_bytes(model, options, 32, 2).stored;
+  const double dispatched_rows = 4096.0 / 2 * 8;
+  EXPECT_NEAR(etp2 - etp1, (2 + 2) * dispatched_rows * 4096, 1e-6 * etp1);
+}
+
 }  // namespace
 }  // namespace parplan::cost
