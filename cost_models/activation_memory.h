@@ -45,8 +45,8 @@ struct LayerActivationBytes {
 LayerActivationBytes dense_layer_activation_bytes(const ModelSpec& model,
                                                   const ActivationOptions& options);
 
-// The same for an MoE layer: routed tokens (top_k copies) through expert MLPs sharded over
-// ep, plus the shared experts.
+// The same for an MoE layer: the routed copies its experts receive (cost_models/expert_rows.h)
+// through expert MLPs of 1/expert_tp of their width, plus the shared experts.
 LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& model,
                                                 const ActivationOptions& options, int64_t ep,
                                                 int64_t expert_tp);

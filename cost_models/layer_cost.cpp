@@ -527,8 +527,9 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
   if (p.ep > 1 && p.schedule == ScheduleKind::DualPipe) {
     // DualPipe (DeepSeek-V3 report §3.2.1) runs one micro-batch's forward beside another's
     // backward so that the dispatch/combine all-to-alls hide under the other chunk's compute;
-    // only what exceeds that compute stays exposed.
-    const double sm_share = comm_sm_fraction(ctx.node->gpu);
+    // only what exceeds that compute stays exposed; the hidden part slows that compute as the
+    // dispatcher's kernels do (DeepSeek's own kernels take about 20 SMs, §3.2.2, as DeepEP).
+    const double sm_share = overlapped_dispatch_compute_cost(ctx.node->gpu, ctx.moe_dispatcher);
     const double hidden_f = std::min(out.forward.ep_comm, out.backward.compute);
     const double hidden_b = std::min(out.backward.ep_comm, out.forward.compute);
     out.forward.ep_comm -= hidden_f;

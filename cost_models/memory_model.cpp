@@ -7,6 +7,7 @@
 #include "core/schedule.h"
 #include "core/units.h"
 #include "cost_models/activation_memory.h"
+#include "cost_models/moe_dispatch.h"
 #include "cost_models/parameter_layout.h"
 
 namespace parplan::cost {
@@ -144,12 +145,13 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
   m.transient_bytes = sharded.transient;
 
   m.in_flight_chunks = peak_in_flight_chunks(in.shape, sp.stage);
-  if (plan.moe_a2a_overlap && plan.pp == 1) {
-    // Without pipelining the batch-level all-to-all overlap runs micro-batch i + 1's forward
-    // beside micro-batch i's backward (Megatron-Core combined 1F1B), so two micro-batches'
-    // activations are alive where gradient accumulation alone keeps one. With pp > 1 the
-    // interleaved schedule's steady state already holds warm-up + 1.
-    m.in_flight_chunks = std::min<int64_t>(2, in.shape.num_micro_batches);
+  if (plan.moe_a2a_overlap) {
+    // The batch-level all-to-all overlap (Megatron-Core combined 1F1B) runs one more warm-up
+    // forward, then each step's forward beside the backward of the oldest chunk in flight: its
+    // warm-up forwards + 1 chunks are alive, two micro-batches without pipelining where
+    // gradient accumulation alone keeps one.
+    m.in_flight_chunks = std::min(combined_1f1b_warmup_forwards(in.shape, sp.stage) + 1,
+                                  in.shape.num_micro_batches * in.shape.vpp);
   }
   m.activations_bytes = stage_activation_bytes(job, traits, sp, in, m.in_flight_chunks);
   const double layer_transient =

@@ -96,10 +96,16 @@ ExposedA2a overlapped_a2a_exposure(const MoeLayerCompute& c, double a2a_s) {
   return out;
 }
 
-double unpaired_chunk_fraction(int64_t pp, int64_t num_micro_batches) {
-  if (num_micro_batches <= 0) return 1.0;
-  return std::min(
-      1.0, static_cast<double>(std::max<int64_t>(1, pp)) / static_cast<double>(num_micro_batches));
+int64_t combined_1f1b_warmup_forwards(const PipelineShape& shape, int64_t stage) {
+  const int64_t chunks = shape.num_micro_batches * shape.vpp;
+  return std::min(warmup_forwards(shape, stage) + 1, chunks);
+}
+
+double unpaired_chunk_fraction(const PipelineShape& shape, int64_t stage) {
+  const int64_t chunks = shape.num_micro_batches * shape.vpp;
+  if (chunks <= 0) return 1.0;
+  return static_cast<double>(combined_1f1b_warmup_forwards(shape, stage)) /
+         static_cast<double>(chunks);
 }
 
 }  // namespace parplan::cost

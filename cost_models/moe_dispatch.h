@@ -27,6 +27,7 @@
 #include "core/cluster_spec.h"
 #include "core/job.h"
 #include "core/parallel_plan.h"
+#include "core/schedule.h"
 #include "cost_models/framework_traits.h"
 #include "cost_models/group_placement.h"
 
@@ -78,9 +79,10 @@ ExposedA2a overlapped_a2a_exposure(const MoeLayerCompute& compute, double a2a_s)
 // Share of a stage's forward (and backward) chunks that the combined 1F1B runs with no partner
 // of the other phase, so that their all-to-alls stay exposed: the first forward and the last
 // backward without pipelining (Megatron-LM docs, moe_a2a_overlap.md, "Schedule overview"); with
-// pp stages the interleaved schedule's warm-up forwards, (pp - s - 1) * 2 + (vpp - 1) * pp + 1
-// on stage s (one more than the plain interleaved schedule), and as many cool-down backwards.
-// Averaged over the stages, that is pp * vpp of the m * vpp chunks: pp / m, at most 1.
-double unpaired_chunk_fraction(int64_t pp, int64_t num_micro_batches);
+// pp stages the interleaved schedule's warm-up forwards plus the one more the overlap adds
+// (Megatron-Core schedules.py), and as many cool-down backwards, at most all m * vpp chunks.
+// Averaged over the stages of an uncapped schedule: pp * vpp of the m * vpp chunks, pp / m.
+int64_t combined_1f1b_warmup_forwards(const PipelineShape& shape, int64_t stage);
+double unpaired_chunk_fraction(const PipelineShape& shape, int64_t stage);
 
 }  // namespace parplan::cost

@@ -188,8 +188,6 @@ void add_offload_layer(ChunkTime& c, const LayerTime& layer, double transfer_s) 
       std::max(transfer_s - (layer.backward.total() + layer.recompute.total()), 0.0);
 }
 
-// Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
-// first chunk and the output layer on the last.
 // The combined 1F1B's fill and drain chunks have no partner: on average the `unpaired` share
 // of a chunk's micro-batches exposes what the layer's all-to-alls hid beside a partner, and
 // their computation runs without the overlap's slowdown.
@@ -200,6 +198,8 @@ void add_unpaired_a2a(ChunkTime& c, const PairedA2a& paired, double unpaired) {
   c.backward.compute -= unpaired * paired.compute_cost_backward;
 }
 
+// Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
+// first chunk and the output layer on the last.
 ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
                        const std::vector<StageParameters>& stages, const FsdpCosts& fsdp,
                        bool per_layer_fsdp, const OffloadTransfer& offload) {
@@ -207,14 +207,13 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
   const ParallelPlan& plan = *ctx.plan;
   const auto chunk_layers = layers_per_chunk(model, plan);
   ChunkTimes chunks(plan.pp, std::vector<ChunkTime>(plan.vpp));
-  const double unpaired =
-      plan.moe_a2a_overlap ? unpaired_chunk_fraction(
-                                 plan.pp, plan.num_micro_batches(ctx.training->global_batch_size))
-                           : 0.0;
+  const PipelineShape shape{plan.schedule, plan.pp, plan.vpp,
+                            plan.num_micro_batches(ctx.training->global_batch_size)};
   int64_t first_layer = 0;
   for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
     const int64_t stage = index % plan.pp;
     ChunkTime& c = chunks[stage][index / plan.pp];
+    const double unpaired = plan.moe_a2a_overlap ? unpaired_chunk_fraction(shape, stage) : 0.0;
     for (int64_t l = first_layer; l < first_layer + chunk_layers[index]; ++l) {
       const LayerTime& layer = model.is_moe_layer(l) ? layers.moe : layers.dense;
       c.forward += layer.forward;

@@ -225,11 +225,8 @@ std::vector<bool> a2a_overlap_options(const Job& job, const Layout& layout, Reco
       !framework_info(job.framework).planner_support.moe_a2a_overlap) {
     return {false};
   }
-  // With pipelining the overlap never slows a step and leaves memory as it is (the interleaved
-  // schedule's steady state already holds warm-up + 1 chunks), so it is the only variant worth
-  // evaluating; without pipelining it keeps a second micro-batch alive (memory_model.cpp), so
-  // both are tried.
-  if (layout.pp > 1) return {true};
+  // The overlap never slows a step but keeps one more chunk alive (memory_model.cpp): both are
+  // tried, so that a plan at the memory limit can run without it.
   return {false, true};
 }
 

@@ -192,13 +192,21 @@ TEST(MoeDispatch, WithoutPipeliningTheOverlapKeepsASecondMicroBatchAlive) {
 }
 
 TEST(MoeDispatch, FillAndDrainChunksHaveNoPartnerToHideTheirAllToAlls) {
-  // Without pipelining the first forward and the last backward run alone: 1 of m micro-batches;
-  // with pp stages the warm-up forwards and cool-down backwards, pp * vpp of m * vpp chunks on
-  // average over the stages.
-  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(1, 8), 1.0 / 8);
-  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(8, 128), 1.0 / 16);
-  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(8, 4), 1.0);  // all in warm-up: nothing paired
-  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(1, 1), 1.0);
+  // Without pipelining the first forward and the last backward run alone: 1 of m micro-batches.
+  const PipelineShape plain{ScheduleKind::OneFOneB, 1, 1, 8};
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(plain, 0), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction({ScheduleKind::OneFOneB, 1, 1, 1}, 0), 1.0);
+  // Interleaved pp 8, vpp 4, 128 micro-batches (512 chunks a stage): Megatron-Core's warm-up
+  // (8 - s - 1) * 2 + 3 * 8 forwards plus the overlap's one more: 39 on stage 0, 25 on stage 7,
+  // on average pp * vpp = 32 of 512, pp / m.
+  const PipelineShape interleaved{ScheduleKind::Interleaved, 8, 4, 128};
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(interleaved, 0), 39.0 / 512);
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction(interleaved, 7), 25.0 / 512);
+  double sum = 0;
+  for (int64_t s = 0; s < 8; ++s) sum += unpaired_chunk_fraction(interleaved, s);
+  EXPECT_NEAR(sum / 8, 8.0 / 128, 1e-15);
+  // All chunks in warm-up: nothing is paired.
+  EXPECT_DOUBLE_EQ(unpaired_chunk_fraction({ScheduleKind::Interleaved, 8, 2, 4}, 0), 1.0);
 }
 
 TEST(MoeDispatch, OneMicroBatchHasNoPartnerSoTheOverlapHidesNothing) {
@@ -227,18 +235,57 @@ TEST(MoeDispatch, OneMicroBatchHasNoPartnerSoTheOverlapHidesNothing) {
 
 TEST(MoeDispatch, DeepEpBesideAGemmCostsItAFifthOnAnH100) {
   // Megatron Core MoE report (arXiv 2603.07685 §4.2.3): DeepEP's 20 SMs cost a concurrent GEMM
-  // about 20% of its efficiency on an H100; a NCCL all-to-all holds 16 of its 132 SMs.
-  const PairedA2a deepep =
-      explain_layer(job_from(qwen_job(R"(, "moe_a2a_overlap": true)")), true).time.paired_a2a;
-  ASSERT_GT(deepep.hidden_forward, 0);
-  EXPECT_NEAR(deepep.compute_cost_forward / deepep.hidden_forward, 0.20, 1e-12);
-  EXPECT_NEAR(deepep.compute_cost_backward / deepep.hidden_backward, 0.20, 1e-12);
-  const PairedA2a nccl =
-      explain_layer(
-          job_from(qwen_job(R"(, "moe_dispatcher": "alltoall", "moe_a2a_overlap": true)")), true)
-          .time.paired_a2a;
-  ASSERT_GT(nccl.hidden_forward, 0);
-  EXPECT_NEAR(nccl.compute_cost_forward / nccl.hidden_forward, 16.0 / 132.0, 1e-12);
+  // about 20% of its efficiency on an H100; a NCCL all-to-all holds 16 of its 132 SMs. The
+  // overlapped layer's computation is the plain layer's plus that share of what it hid.
+  auto check = [](const std::string& dispatcher, double share) {
+    SCOPED_TRACE(dispatcher);
+    const std::string keys = R"(, "moe_dispatcher": ")" + dispatcher + R"(")";
+    const LayerTime plain = explain_layer(job_from(qwen_job(keys)), true).time;
+    const LayerTime overlapped =
+        explain_layer(job_from(qwen_job(keys + R"(, "moe_a2a_overlap": true)")), true).time;
+    const PairedA2a& paired = overlapped.paired_a2a;
+    ASSERT_GT(paired.hidden_forward, 0);
+    ASSERT_GT(paired.hidden_backward, 0);
+    EXPECT_NEAR(overlapped.forward.compute - plain.forward.compute, share * paired.hidden_forward,
+                1e-9 * plain.forward.compute);
+    EXPECT_NEAR(overlapped.backward.compute - plain.backward.compute,
+                share * paired.hidden_backward, 1e-9 * plain.backward.compute);
+    EXPECT_NEAR(overlapped.forward.ep_comm, plain.forward.ep_comm - paired.hidden_forward,
+                1e-9 * plain.forward.ep_comm);
+  };
+  check("deepep", 0.20);
+  check("alltoall", 16.0 / 132.0);
+}
+
+TEST(MoeDispatch, TheOverlapsUnpairedShareFollowsTheBatchNotTheCachedLayerTimes) {
+  // The planner reuses layer times across plans of one layer_times_key, which holds neither
+  // the batch nor pp: the fill and drain share is applied per chunk by the step model, so
+  // reused layer times give the fresh estimate, and more micro-batches expose less per
+  // micro-batch.
+  const Job small = job_from(qwen_job(R"(, "moe_a2a_overlap": true)"));
+  Job large = small;
+  large.training.global_batch_size *= 4;
+  const LayerTimes reused = compute_layer_times(small);
+  EXPECT_EQ(layer_times_key(small.plan), layer_times_key(large.plan));
+  const StepEstimate fresh = estimate_step(large);
+  EXPECT_DOUBLE_EQ(estimate_step(large, reused).step_time_s, fresh.step_time_s);
+  const StepEstimate few = estimate_step(small);
+  EXPECT_GT(few.breakdown.ep_comm / static_cast<double>(few.num_micro_batches),
+            fresh.breakdown.ep_comm / static_cast<double>(fresh.num_micro_batches));
+}
+
+TEST(MoeDispatch, WithPipeliningTheOverlapsExtraWarmUpForwardKeepsOneMoreChunkAlive) {
+  // Megatron-Core's combined 1F1B adds one warm-up forward to the interleaved schedule
+  // (schedules.py): every stage holds one more chunk of activations.
+  const StepEstimate plain = estimate_step(job_from(qwen_job("")));
+  const StepEstimate overlapped = estimate_step(job_from(qwen_job(R"(, "moe_a2a_overlap": true)")));
+  ASSERT_EQ(plain.memory.stages.size(), overlapped.memory.stages.size());
+  for (std::size_t s = 0; s < plain.memory.stages.size(); ++s) {
+    EXPECT_EQ(overlapped.memory.stages[s].in_flight_chunks,
+              plain.memory.stages[s].in_flight_chunks + 1)
+        << "stage " << s;
+  }
+  EXPECT_EQ(overlapped.memory.stages.front().in_flight_chunks, 40);  // (8-1)*2 + 3*8 + 1 + 1
 }
 
 TEST(MoeDispatch, TheLayerTimesCacheTellsDispatchersAndOverlapApart) {
