@@ -134,6 +134,10 @@ int64_t warmup_forwards(const PipelineShape& s, int64_t stage) {
   return std::min(s.pp - stage - 1, m);
 }
 
+PipelineShape pipeline_shape(const ParallelPlan& plan, int64_t global_batch_size) {
+  return {plan.schedule, plan.pp, plan.vpp, plan.num_micro_batches(global_batch_size)};
+}
+
 std::vector<PipeAction> stage_schedule(const PipelineShape& shape, int64_t stage) {
   PARPLAN_ASSERT(stage >= 0 && stage < shape.pp);
   PARPLAN_ASSERT(shape.num_micro_batches >= 1 && shape.vpp >= 1);

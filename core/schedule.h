@@ -37,6 +37,9 @@ struct PipelineShape {
   int64_t num_micro_batches = 1;
 };
 
+// The pipeline a plan runs for a global batch: its schedule, pp, vpp and micro-batches per step.
+PipelineShape pipeline_shape(const ParallelPlan& plan, int64_t global_batch_size);
+
 // The actions of one stage, in execution order.
 std::vector<PipeAction> stage_schedule(const PipelineShape& shape, int64_t stage);
 

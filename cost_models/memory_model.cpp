@@ -80,10 +80,7 @@ ActivationInputs activation_inputs(const Job& job, const FrameworkTraits& traits
   in.dense = dense_layer_activation_bytes(model, act);
   in.moe = model.moe ? moe_layer_activation_bytes(model, act, plan.ep, plan.expert_tp())
                      : LayerActivationBytes{};
-  in.shape.kind = plan.schedule;
-  in.shape.pp = plan.pp;
-  in.shape.vpp = plan.vpp;
-  in.shape.num_micro_batches = plan.num_micro_batches(training.global_batch_size);
+  in.shape = pipeline_shape(plan, training.global_batch_size);
   in.tokens = static_cast<double>(plan.micro_batch_size) *
               static_cast<double>(training.seq_length) / static_cast<double>(plan.cp);
   return in;

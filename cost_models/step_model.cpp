@@ -207,8 +207,7 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
   const ParallelPlan& plan = *ctx.plan;
   const auto chunk_layers = layers_per_chunk(model, plan);
   ChunkTimes chunks(plan.pp, std::vector<ChunkTime>(plan.vpp));
-  const PipelineShape shape{plan.schedule, plan.pp, plan.vpp,
-                            plan.num_micro_batches(ctx.training->global_batch_size)};
+  const PipelineShape shape = pipeline_shape(plan, ctx.training->global_batch_size);
   int64_t first_layer = 0;
   for (int64_t index = 0; index < plan.pp * plan.vpp; ++index) {
     const int64_t stage = index % plan.pp;
@@ -274,11 +273,10 @@ double pipeline_p2p_s(const CostContext& ctx) {
 }
 
 // The pipeline simulation's input: the schedule, every stage's chunk times, the transfer.
-PipelineInput pipeline_input(const CostContext& ctx, const ChunkTimes& chunks,
-                             int64_t num_micro_batches, double p2p_s, bool record_events) {
-  const ParallelPlan& plan = *ctx.plan;
+PipelineInput pipeline_input(const CostContext& ctx, const ChunkTimes& chunks, double p2p_s,
+                             bool record_events) {
   PipelineInput pipe;
-  pipe.shape = {plan.schedule, plan.pp, plan.vpp, num_micro_batches};
+  pipe.shape = pipeline_shape(*ctx.plan, ctx.training->global_batch_size);
   pipe.p2p_s = p2p_s;
   pipe.p2p_blocks_sender = ctx.traits.pipeline_p2p_blocking;
   pipe.record_events = record_events;
@@ -482,8 +480,8 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
       chunk_times(ctx, layers, stages, fsdp, per_layer_fsdp, offload_transfer(job, ctx.traits));
 
   out.p2p_s = pipeline_p2p_s(ctx);
-  out.pipeline = simulate_pipeline_fast(pipeline_input(ctx, chunks, out.num_micro_batches,
-                                                       out.p2p_s, options.record_pipeline_events));
+  out.pipeline = simulate_pipeline_fast(
+      pipeline_input(ctx, chunks, out.p2p_s, options.record_pipeline_events));
   if (options.record_pipeline_events) out.chunk_parts = chunk_parts(chunks);
 
   const DataParallelUpdate update =

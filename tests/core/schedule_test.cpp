@@ -46,6 +46,20 @@ bool runs_without_deadlock(const PipelineShape& shape) {
   return true;
 }
 
+TEST(Schedule, APlansPipelineHasItsMicroBatchesPerStep) {
+  ParallelPlan plan;
+  plan.schedule = ScheduleKind::Interleaved;
+  plan.pp = 4;
+  plan.vpp = 3;
+  plan.dp = 8;
+  plan.micro_batch_size = 2;
+  const PipelineShape shape = pipeline_shape(plan, 1024);
+  EXPECT_EQ(shape.kind, ScheduleKind::Interleaved);
+  EXPECT_EQ(shape.pp, 4);
+  EXPECT_EQ(shape.vpp, 3);
+  EXPECT_EQ(shape.num_micro_batches, 1024 / (8 * 2));
+}
+
 TEST(Schedule, EveryActionExactlyOnceAndDeadlockFree) {
   for (auto kind : {ScheduleKind::Gpipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
                     ScheduleKind::ZeroBubble}) {
