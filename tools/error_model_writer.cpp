@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "core/atomic_file.h"
 #include "core/units.h"
@@ -28,11 +29,15 @@ Json check_json(const planner::CoverageCheck& c) {
 
 planner::ErrorModel build_error_model(const std::vector<std::string>& files) {
   planner::ErrorModel model;
+  // A measurement that two files hold under one id (a table row that a file of published runs
+  // also carries) is one run: the first file's entry counts, so no residual weighs twice.
+  std::set<std::string> ids;
   for (const auto& file : files) {
     model.sources.push_back(file);
     const PublishedRuns loaded = load_published_runs(file);
     std::vector<RejectedRun> rejected = loaded.rejected;
     for (const auto& r : predict_runs(loaded.runs, rejected)) {
+      if (!ids.insert(r.run->id).second) continue;
       planner::ErrorModelRun run;
       run.id = r.run->id;
       run.source_family = run.id.substr(0, run.id.find('_'));

@@ -14,7 +14,8 @@
 
 namespace parplan::tools {
 
-// Entries a file cannot read or the model cannot predict are left out (named on stderr).
+// Entries a file cannot read or the model cannot predict are left out (named on stderr); a run
+// whose id an earlier file already gave counts once.
 planner::ErrorModel build_error_model(const std::vector<std::string>& files);
 
 // The model's JSON with its leave-one-family-out check ("leave_one_family_out").
