@@ -21,6 +21,8 @@ const char* to_string(CalibrationFactor factor) {
       return "intra_node_busbw_fraction";
     case CalibrationFactor::InterNode:
       return "inter_node_busbw_fraction";
+    case CalibrationFactor::MoeThroughput:
+      return "moe_throughput_fraction";
     case CalibrationFactor::StepOverhead:
       return "step_overhead_s";
     case CalibrationFactor::Memory:
@@ -30,7 +32,8 @@ const char* to_string(CalibrationFactor factor) {
 }
 
 std::vector<CalibrationFactor> all_calibration_factors() {
-  return {CalibrationFactor::Compute, CalibrationFactor::IntraNode, CalibrationFactor::InterNode,
+  return {CalibrationFactor::Compute,      CalibrationFactor::IntraNode,
+          CalibrationFactor::InterNode,    CalibrationFactor::MoeThroughput,
           CalibrationFactor::StepOverhead, CalibrationFactor::Memory};
 }
 
@@ -42,6 +45,8 @@ double& factor_value(Calibration& c, CalibrationFactor factor) {
       return c.intra_node_busbw_fraction;
     case CalibrationFactor::InterNode:
       return c.inter_node_busbw_fraction;
+    case CalibrationFactor::MoeThroughput:
+      return c.moe_throughput_fraction;
     case CalibrationFactor::StepOverhead:
       return c.step_overhead_s;
     case CalibrationFactor::Memory:

@@ -6,6 +6,11 @@
 //                                (link efficiency, NVLS, NVLink islands, measured intra fits);
 //   inter_node_busbw_fraction    multiplies the achievable NIC bandwidth across nodes (NIC
 //                                efficiency, measured inter-node fits);
+//   moe_throughput_fraction      multiplies the throughput of a MoE layer's expert block: router,
+//                                token permutation, grouped expert GEMMs and the expert-parallel
+//                                dispatch (the MoE software stack: dispatcher, grouped GEMM,
+//                                fusions, host synchronisation of the token counts), applied in
+//                                cost_models/layer_cost.cpp moe_layer_time;
 //   step_overhead_s              seconds added to every step (framework, data loader, logging);
 //   memory_overhead_gib          GiB added to the framework workspace of every GPU.
 // The defaults are the identity (x * 1.0 and x + 0.0 are exact), so a job without a
@@ -25,6 +30,7 @@ struct Calibration {
   double compute_throughput_fraction = 1.0;
   double intra_node_busbw_fraction = 1.0;
   double inter_node_busbw_fraction = 1.0;
+  double moe_throughput_fraction = 1.0;
   double step_overhead_s = 0.0;
   double memory_overhead_gib = 0.0;
 
@@ -32,8 +38,8 @@ struct Calibration {
 };
 
 // The factors by name, in the order above (the CAL.json keys).
-enum class CalibrationFactor { Compute, IntraNode, InterNode, StepOverhead, Memory };
-inline constexpr int kNumCalibrationFactors = 5;
+enum class CalibrationFactor { Compute, IntraNode, InterNode, MoeThroughput, StepOverhead, Memory };
+inline constexpr int kNumCalibrationFactors = 6;
 const char* to_string(CalibrationFactor factor);
 std::vector<CalibrationFactor> all_calibration_factors();
 double& factor_value(Calibration& calibration, CalibrationFactor factor);
@@ -42,8 +48,9 @@ double factor_value(const Calibration& calibration, CalibrationFactor factor);
 double identity_value(CalibrationFactor factor);
 
 // The node with the calibration's fractions applied to its efficiency figures (compute,
-// intra-node and inter-node bandwidth); the additive factors act in the step and memory
-// models (cost_models/step_model.cpp, memory_model.cpp) through Job::calibration.
+// intra-node and inter-node bandwidth); the MoE fraction and the additive factors act in the
+// layer, step and memory models (cost_models/layer_cost.cpp, step_model.cpp, memory_model.cpp)
+// through Job::calibration.
 NodeSpec calibrated_node(const NodeSpec& node, const Calibration& calibration);
 
 // A calibration file (CAL.json, written by `parplan calibrate`): the factors and the node

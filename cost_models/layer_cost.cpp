@@ -231,6 +231,7 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
   ctx.moe_dispatcher = resolved_moe_dispatcher(ctx.traits, job.plan, node, ctx.ep_group);
   ctx.tokens = static_cast<double>(job.plan.micro_batch_size) *
                static_cast<double>(job.training.seq_length) / static_cast<double>(job.plan.cp);
+  ctx.moe_throughput_fraction = job.calibration.moe_throughput_fraction;
   return ctx;
 }
 
@@ -471,6 +472,20 @@ bool recomputes_moe_block(const ParallelPlan& p) {
          (p.recompute == Recompute::Selective && (p.recompute_modules & recompute_module::kMoe));
 }
 
+// Every time of `blk` and of the ops recorded from `first_op` on, times `factor` (FLOPs stay).
+void slow_down(BlockTimes& blk, const CostContext& ctx, std::size_t first_op, double factor) {
+  for (double* t :
+       {&blk.forward_compute, &blk.backward_compute, &blk.forward_gemm, &blk.backward_wgrad,
+        &blk.adapter_wgrad, &blk.backward_dgrad, &blk.recompute_selective}) {
+    *t *= factor;
+  }
+  if (ctx.ops_out == nullptr) return;
+  for (std::size_t i = first_op; i < ctx.ops_out->size(); ++i) {
+    (*ctx.ops_out)[i].forward_s *= factor;
+    (*ctx.ops_out)[i].backward_s *= factor;
+  }
+}
+
 // Expert-parallel communication of a MoE layer: token dispatch and combine, forward and
 // again backward (an all-to-all of the dispatched tokens' top_k copies, h values each, or a
 // deduplicating dispatcher's transfers: cost_models/moe_dispatch.h), hidden in part by the
@@ -486,9 +501,11 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
     const double a2a = ctx.moe_dispatcher == MoeDispatcher::AllToAll
                            ? collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group,
                                              bpv * dispatched * k * h)
-                                 .time_s
+                                     .time_s /
+                                 ctx.moe_throughput_fraction
                            : dedup_dispatch_time_s(*ctx.node, ctx.ep_group, dispatched, bpv * h,
-                                                   moe.num_experts, moe.top_k);
+                                                   moe.num_experts, moe.top_k) /
+                                 ctx.moe_throughput_fraction;
     if (p.moe_a2a_overlap) {
       // Batch-level overlap (Megatron's combined 1F1B): each all-to-all hides under the paired
       // micro-batch's computation of the other phase, except in the fill and drain chunks that
@@ -518,8 +535,9 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
     // their outputs (the expert rows, h values), forward and backward.
     const double rows_bytes = bpv * expert_rows * h;
     const double gather =
-        collective_cost(*ctx.node, Collective::AllGather, ctx.tp_group, rows_bytes).time_s +
-        collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s;
+        (collective_cost(*ctx.node, Collective::AllGather, ctx.tp_group, rows_bytes).time_s +
+         collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s) /
+        ctx.moe_throughput_fraction;
     out.forward.ep_comm += gather;
     out.backward.ep_comm += gather;
     if (recomputes_moe_block(p)) out.recompute.ep_comm += gather;
@@ -591,6 +609,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   // The local experts' GEMMs run as grouped GEMMs (one launch per projection, the experts'
   // tiles scheduled together: Megatron-Core --moe-grouped-gemm, TE GroupedLinear), and their
   // activation as one kernel over all received rows.
+  const std::size_t first_op = ctx.ops_out != nullptr ? ctx.ops_out->size() : 0;
   BlockTimes mlp;
   add_linear(mlp, "expert fc1 (grouped)", ops, ctx, per_expert, (swiglu ? 2 * fe : fe) / etp, h,
              local_experts);
@@ -632,6 +651,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   const double permuted_rows =
       deepep ? 2 * expert_rows : 2 * dispatched * k + (local_experts > 1 ? 2 * expert_rows : 0.0);
   add_memory_op(mlp, "token permutation", ops, ctx, 2 * bpv * permuted_rows * h);
+  slow_down(mlp, ctx, first_op, 1.0 / ctx.moe_throughput_fraction);
 
   LayerTime out = layer_time(ctx, mlp, true);
   add_ep_comm(out, ctx, mlp, dispatched, expert_rows, etp_gather);

@@ -73,7 +73,9 @@ struct CostContext {
   GroupPlacement cp_group;
   GroupPlacement ep_group;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // resolved (cost_models/moe_dispatch.h)
-  double tokens = 0;                         // T = micro_batch_size * seq_length / cp on this GPU
+  double tokens = 0;  // T = micro_batch_size * seq_length / cp on this GPU
+  // Calibrated throughput of the MoE expert block and its dispatch (core/calibration.h).
+  double moe_throughput_fraction = 1.0;
   std::vector<OpRecord>* ops_out = nullptr;  // when set, every op is appended here
 
   static CostContext make(const Job& job, const NodeSpec& node);

@@ -127,6 +127,64 @@ TEST(CalibrationFit, RecoversKnownFactorsWithin2Percent) {
   for (double e : fit.errors_after) EXPECT_LT(std::fabs(e), 0.002);
 }
 
+// Four dense and four MoE runs: the MoE throughput acts on the MoE runs only.
+std::vector<CalibrationSample> dense_and_moe_runs() {
+  std::vector<CalibrationSample> out = runs();
+  out.resize(4);
+  const std::vector<std::string> moe_plans = {
+      R"({"tp": 1, "pp": 1, "dp": 16, "ep": 8, "micro_batch_size": 1})",
+      R"({"tp": 2, "pp": 1, "dp": 8, "ep": 8, "micro_batch_size": 1, "sequence_parallel": true})",
+      R"({"tp": 1, "pp": 2, "dp": 8, "ep": 4, "micro_batch_size": 1})",
+      R"({"tp": 1, "pp": 1, "dp": 16, "ep": 2, "micro_batch_size": 2})"};
+  for (const auto& plan : moe_plans) {
+    CalibrationSample sample;
+    sample.id = "mixtral_" + std::to_string(out.size());
+    sample.job = job_from("mixtral-8x7b", 2, 128, plan);
+    out.push_back(sample);
+  }
+  return out;
+}
+
+TEST(Calibration, MoeThroughputSlowsTheExpertBlockOnly) {
+  Calibration c;
+  c.moe_throughput_fraction = 0.5;
+  const auto samples = dense_and_moe_runs();
+  // A dense run is bit for bit the same.
+  EXPECT_EQ(predict_calibrated(samples[0], c).step_time_s,
+            predict_calibrated(samples[0], Calibration{}).step_time_s);
+  // A MoE run: the expert block and its all-to-alls take twice as long, attention does not.
+  const Job moe = samples[4].job;
+  const StepEstimate before = estimate_step(moe);
+  const StepEstimate after = estimate_step(calibrated_job(moe, c));
+  EXPECT_GT(after.breakdown.ep_comm, 1.9 * before.breakdown.ep_comm);
+  EXPECT_GT(after.breakdown.compute, 1.1 * before.breakdown.compute);
+  EXPECT_LT(after.breakdown.compute, 2.0 * before.breakdown.compute);
+  EXPECT_EQ(after.memory.peak_bytes, before.memory.peak_bytes);
+}
+
+TEST(CalibrationFit, RecoversTheMoeThroughputWithin2Percent) {
+  Calibration truth;
+  truth.moe_throughput_fraction = 0.45;
+  truth.compute_throughput_fraction = 0.9;
+  auto samples = dense_and_moe_runs();
+  for (auto& s : samples) s.measured_step_time_s = predict_calibrated(s, truth).step_time_s;
+  const CalibrationFit fit = fit_calibration(samples);
+  EXPECT_NEAR(fit.calibration.moe_throughput_fraction, 0.45, 0.02 * 0.45)
+      << fit.factors[static_cast<int>(CalibrationFactor::MoeThroughput)].reason;
+  EXPECT_NEAR(fit.calibration.compute_throughput_fraction, 0.9, 0.02 * 0.9)
+      << fit.factors[static_cast<int>(CalibrationFactor::Compute)].reason;
+  // Dense runs alone do not exercise it.
+  samples.resize(4);
+  CalibrationFitOptions moe;
+  moe.requested = {CalibrationFactor::MoeThroughput};
+  try {
+    fit_calibration(samples, moe);
+    FAIL() << "fitted the MoE throughput to dense runs";
+  } catch (const CalibrationRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("not exercised"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CalibrationFit, RecoversRequestedFactorsWithin2Percent) {
   Calibration truth;
   truth.compute_throughput_fraction = 1.12;
