@@ -17,15 +17,18 @@ struct ExpertRows {
 // requires sequence parallelism for MoE with tp > 1), else all T; an expert-tensor-parallel
 // group of etp GPUs then all-gathers the tokens its experts received (MoEAlltoAllTokenDispatcher:
 // all-to-all over ep, then all-gather over the expert-TP group; reduce-scatter and all-to-all
-// back). Each token sends top_k copies: T/tp * etp * top_k rows with sequence parallelism.
+// back). The expert-TP group is the innermost etp ranks, as the tensor-parallel group is the
+// innermost tp: with sequence parallelism its members hold etp different token sets; without it
+// the members of one tensor-parallel group hold the same tokens, so it holds etp/tp sets when
+// etp > tp and one otherwise. Each token sends top_k copies: rows = dispatched * sets * top_k.
 inline ExpertRows expert_rows(double tokens, int64_t tp, int64_t expert_tp, bool sequence_parallel,
                               int64_t top_k) {
   const bool sp = sequence_parallel && tp > 1;
+  const int64_t token_sets = sp ? expert_tp : (expert_tp > tp ? expert_tp / tp : 1);
   ExpertRows out;
   out.dispatched = sp ? tokens / static_cast<double>(tp) : tokens;
-  out.etp_gather = sp && expert_tp > 1;
-  out.rows = (out.etp_gather ? out.dispatched * static_cast<double>(expert_tp) : out.dispatched) *
-             static_cast<double>(top_k);
+  out.etp_gather = token_sets > 1;
+  out.rows = out.dispatched * static_cast<double>(token_sets) * static_cast<double>(top_k);
   return out;
 }
 

@@ -228,6 +228,8 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
   ctx.tp_group = place_group(job.plan, node, {"tp"});
   ctx.cp_group = place_group(job.plan, node, {"cp"});
   ctx.ep_group = place_group(job.plan, node, {"ep"});
+  // The expert-TP group: the innermost expert_tp ranks (Megatron-Core's expert grid).
+  ctx.etp_group = place_strided(job.plan.expert_tp(), 1, node, job.plan.num_gpus());
   ctx.moe_dispatcher = resolved_moe_dispatcher(ctx.traits, job.plan, node, ctx.ep_group);
   ctx.tokens = static_cast<double>(job.plan.micro_batch_size) *
                static_cast<double>(job.training.seq_length) / static_cast<double>(job.plan.cp);
@@ -535,8 +537,8 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
     // their outputs (the expert rows, h values), forward and backward.
     const double rows_bytes = bpv * expert_rows * h;
     const double gather =
-        (collective_cost(*ctx.node, Collective::AllGather, ctx.tp_group, rows_bytes).time_s +
-         collective_cost(*ctx.node, Collective::ReduceScatter, ctx.tp_group, rows_bytes).time_s) /
+        (collective_cost(*ctx.node, Collective::AllGather, ctx.etp_group, rows_bytes).time_s +
+         collective_cost(*ctx.node, Collective::ReduceScatter, ctx.etp_group, rows_bytes).time_s) /
         ctx.moe_throughput_fraction;
     out.forward.ep_comm += gather;
     out.backward.ep_comm += gather;
@@ -618,9 +620,10 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   // Model FLOPs count the balanced rows only (the imbalance allowance is not useful work), and
   // each token's expert work once: without sequence parallelism every tensor-parallel rank
   // holds all T tokens, so experts narrower than tp (expert tp < tp) repeat the work tp/etp
-  // times. Model FLOPs are a property of the model and the tokens, never of the plan.
+  // times (an expert-TP group wider than tp gathers other ranks' tokens: no repeat). Model FLOPs
+  // are a property of the model and the tokens, never of the plan.
   const bool sp = p.sequence_parallel && p.tp > 1;
-  const double expert_repeats = sp ? 1.0 : t / etp;
+  const double expert_repeats = sp ? 1.0 : std::max(1.0, t / etp);
   mlp.model_flops /= kExpertImbalance * expert_repeats;
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double fs = static_cast<double>(moe.shared_expert_ffn_hidden_size);

@@ -72,6 +72,7 @@ struct CostContext {
   GroupPlacement tp_group;
   GroupPlacement cp_group;
   GroupPlacement ep_group;
+  GroupPlacement etp_group;  // expert tensor parallelism (expert_rows.h)
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // resolved (cost_models/moe_dispatch.h)
   double tokens = 0;  // T = micro_batch_size * seq_length / cp on this GPU
   // Calibrated throughput of the MoE expert block and its dispatch (core/calibration.h).

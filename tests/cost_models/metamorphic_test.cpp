@@ -93,6 +93,25 @@ TEST(Metamorphic, ModelFlopsDependOnTheModelAndTheTokensOnly) {
   EXPECT_NEAR(estimate_step(no_sp).model_flops / reference, 1.0, 1e-9);
 }
 
+TEST(Metamorphic, ExpertTensorParallelismSplitsTheExpertWorkWithoutRemovingIt) {
+  // Mixtral 8x7B on 64 H100 at tp 1: an expert-TP group of 2 holds two ranks' tokens, each
+  // rank computing half of every expert's width on both: the FLOPs executed are those of etp 1,
+  // and the group's all-gather and reduce-scatter are added.
+  const auto job = [](const std::string& etp) {
+    return job_from(
+        job_text("mixtral-8x7b", 8, 256, 4096, R"({"tp": 1, "pp": 2, "ep": 4)" + etp + "}"));
+  };
+  const StepEstimate one = estimate_step(job(""));
+  const StepEstimate two = estimate_step(job(R"(, "etp": 2)"));
+  EXPECT_NEAR(two.hardware_flops / one.hardware_flops, 1.0, 1e-9);
+  EXPECT_NEAR(two.model_flops / one.model_flops, 1.0, 1e-9);
+  EXPECT_GT(two.breakdown.ep_comm, one.breakdown.ep_comm);
+  // Half-width GEMMs on twice the rows: about the same time (not half of the experts' share).
+  EXPECT_GT(two.breakdown.compute, 0.97 * one.breakdown.compute);
+  // Each rank holds the gathered rows' inputs for its half-width GEMMs: more activations.
+  EXPECT_GT(two.memory.stages[0].activations_bytes, 1.05 * one.memory.stages[0].activations_bytes);
+}
+
 TEST(Metamorphic, MegatronCoreRejectsMoeWithTensorParallelismWithoutSequenceParallelism) {
   try {
     job_from(job_text("mixtral-8x7b", 8, 256, 4096,
