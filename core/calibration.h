@@ -7,8 +7,9 @@
 //   inter_node_busbw_fraction    multiplies the achievable NIC bandwidth across nodes (NIC
 //                                efficiency, measured inter-node fits);
 //   moe_throughput_fraction      multiplies the throughput of a MoE layer's expert block: router,
-//                                token permutation, grouped expert GEMMs and the expert-parallel
-//                                dispatch (the MoE software stack: dispatcher, grouped GEMM,
+//                                token permutation, grouped expert GEMMs, expert activation,
+//                                shared experts, the expert-parallel dispatch and the expert-TP
+//                                gathers (the MoE software stack: dispatcher, grouped GEMM,
 //                                fusions, host synchronisation of the token counts), applied in
 //                                cost_models/layer_cost.cpp moe_layer_time;
 //   step_overhead_s              seconds added to every step (framework, data loader, logging);

@@ -26,7 +26,8 @@ struct Job {
   ParallelPlan plan;
   bool plan_given = false;
   // Factors fitted to measured runs (`parplan calibrate`); identity unless the command was
-  // given --calibration. Its fractions are already applied to cluster.node (calibrated_job).
+  // given --calibration. Its node fractions are already applied to cluster.node
+  // (calibrated_job); the MoE throughput and the additive factors act from here.
   Calibration calibration;
   // Things the job allows but that are probably not meant, one line each without the
   // "warning: " prefix ("job.json: training.seq_length: 16384 is longer than ..."); the
@@ -57,8 +58,8 @@ ClusterSpec make_cluster(const NodeSpec& node, int64_t num_nodes, int64_t num_gp
 Json job_to_json(const Job& job);
 
 // The job with `calibration` applied: its node's efficiency figures scaled (core/calibration.h
-// calibrated_node) and the additive factors carried for the step and memory models. The job
-// must not be calibrated already.
+// calibrated_node) and the MoE throughput and additive factors carried for the layer, step and
+// memory models. The job must not be calibrated already.
 Job calibrated_job(const Job& job, const Calibration& calibration);
 
 }  // namespace parplan

@@ -20,7 +20,7 @@
 // prior_sigma) and s the residual spread of the plain fit, sqrt(sum r^2 / (n - k)): the
 // noise each run carries as evidence (empirical Bayes). Runs that a factor explains exactly
 // (s = 0) recover it exactly; a few runs, or runs that disagree, move it less (on the public
-// groups no group's held-out error gets worse by more than 0.8 points, docs/calibration.md).
+// groups no group's held-out error gets worse by more than 0.4 points, docs/calibration.md).
 // Memory is fitted the same way on log peak memory. Leave-one-out repeats the whole procedure
 // (selection included) without each run in turn and predicts it.
 // Tested in tests/cost_models/calibration_fit_test.cpp.

@@ -19,12 +19,13 @@ struct ExpertRows {
 // all-to-all over ep, then all-gather over the expert-TP group; reduce-scatter and all-to-all
 // back). The expert-TP group is the innermost etp ranks, as the tensor-parallel group is the
 // innermost tp: with sequence parallelism its members hold etp different token sets; without it
-// the members of one tensor-parallel group hold the same tokens, so it holds etp/tp sets when
-// etp > tp and one otherwise. Each token sends top_k copies: rows = dispatched * sets * top_k.
+// the members of one tensor-parallel group hold the same tokens, so it holds as many sets as
+// the tensor-parallel groups it touches, ceil(etp/tp). Each token sends top_k copies: rows =
+// dispatched * sets * top_k.
 inline ExpertRows expert_rows(double tokens, int64_t tp, int64_t expert_tp, bool sequence_parallel,
                               int64_t top_k) {
   const bool sp = sequence_parallel && tp > 1;
-  const int64_t token_sets = sp ? expert_tp : (expert_tp > tp ? expert_tp / tp : 1);
+  const int64_t token_sets = sp ? expert_tp : (expert_tp + tp - 1) / tp;
   ExpertRows out;
   out.dispatched = sp ? tokens / static_cast<double>(tp) : tokens;
   out.etp_gather = token_sets > 1;

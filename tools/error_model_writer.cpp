@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <set>
+#include <map>
+#include <utility>
 
 #include "core/atomic_file.h"
+#include "core/check.h"
 #include "core/units.h"
 #include "planner/prediction_interval.h"
 #include "tools/published_runs.h"
@@ -30,14 +32,26 @@ Json check_json(const planner::CoverageCheck& c) {
 planner::ErrorModel build_error_model(const std::vector<std::string>& files) {
   planner::ErrorModel model;
   // A measurement that two files hold under one id (a table row that a file of published runs
-  // also carries) is one run: the first file's entry counts, so no residual weighs twice.
-  std::set<std::string> ids;
+  // also carries) is one run: the first file's entry counts, so no residual weighs twice. Both
+  // entries must describe the same job: a repeated id whose prediction differs is an error.
+  std::map<std::string, std::pair<std::string, double>> first;  // id -> file, predicted step
   for (const auto& file : files) {
     model.sources.push_back(file);
     const PublishedRuns loaded = load_published_runs(file);
     std::vector<RejectedRun> rejected = loaded.rejected;
     for (const auto& r : predict_runs(loaded.runs, rejected)) {
-      if (!ids.insert(r.run->id).second) continue;
+      const auto [seen, inserted] =
+          first.emplace(r.run->id, std::pair{file, r.estimate.step_time_s});
+      if (!inserted) {
+        const double earlier = seen->second.second;
+        if (std::fabs(r.estimate.step_time_s - earlier) > 1e-9 * earlier) {
+          throw Error(file + ": run " + r.run->id + " is also in " + seen->second.first +
+                      " with another job: predicted " + std::to_string(r.estimate.step_time_s) +
+                      " s here, " + std::to_string(earlier) +
+                      " s there; a repeated id must describe the same job");
+        }
+        continue;
+      }
       planner::ErrorModelRun run;
       run.id = r.run->id;
       run.source_family = run.id.substr(0, run.id.find('_'));

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/check.h"
+#include "cost_models/layer_cost.h"
 #include "cost_models/step_model.h"
 
 namespace parplan::cost {
@@ -154,8 +155,20 @@ TEST(Calibration, MoeThroughputSlowsTheExpertBlockOnly) {
             predict_calibrated(samples[0], Calibration{}).step_time_s);
   // A MoE run: the expert block and its all-to-alls take twice as long, attention does not.
   const Job moe = samples[4].job;
+  const Job slower = calibrated_job(moe, c);
   const StepEstimate before = estimate_step(moe);
-  const StepEstimate after = estimate_step(calibrated_job(moe, c));
+  const StepEstimate after = estimate_step(slower);
+  const ExplainedLayer plain = explain_layer(moe, true);
+  const ExplainedLayer slowed = explain_layer(slower, true);
+  ASSERT_EQ(plain.ops.size(), slowed.ops.size());
+  for (std::size_t i = 0; i < plain.ops.size(); ++i) {
+    const std::string& name = plain.ops[i].name;
+    const bool expert_block = name.find("expert") != std::string::npos ||
+                              name.find("router") != std::string::npos ||
+                              name == "token permutation";
+    EXPECT_DOUBLE_EQ(slowed.ops[i].forward_s, (expert_block ? 2.0 : 1.0) * plain.ops[i].forward_s)
+        << name;
+  }
   EXPECT_GT(after.breakdown.ep_comm, 1.9 * before.breakdown.ep_comm);
   EXPECT_GT(after.breakdown.compute, 1.1 * before.breakdown.compute);
   EXPECT_LT(after.breakdown.compute, 2.0 * before.breakdown.compute);
