@@ -182,7 +182,7 @@ TEST(Calibrate, RefusesBadRunsNamingTheEntry) {
   missing[3]["reference"].erase("step_time_s");
   expect_refused(missing, 1, {"[3].reference.step_time_s"});
   json mixed = runs;
-  mixed.push_back(family_runs("bloom", "dgx-a100-80gb")[0]);
+  mixed.push_back(family_runs("sc21", "dgx-a100-80gb")[0]);
   expect_refused(mixed, 1, {"node types", "dgx-a100-80gb", "dgx-h100", "--node"});
   // With --node the mixed file is fine (the other node's run is left out).
   const std::string path = write("mixed_runs.json", mixed);
