@@ -3,6 +3,7 @@
 // share.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace parplan::cost {
@@ -11,6 +12,11 @@ struct ExpertRows {
   double dispatched = 0;    // tokens this GPU routes and dispatches
   double rows = 0;          // routed copies its experts receive (balanced routing)
   bool etp_gather = false;  // the expert-TP group all-gathers what its experts received
+  // GPUs that route the same tokens (tp without sequence parallelism, else 1), and GPUs that
+  // compute the same expert work (tp/etp of them when experts are narrower than tp without
+  // sequence parallelism, else 1): model FLOPs count each once.
+  double routing_copies = 1;
+  double expert_work_copies = 1;
 };
 
 // With sequence parallelism each GPU routes and dispatches its own T/tp tokens (Megatron-Core
@@ -30,6 +36,9 @@ inline ExpertRows expert_rows(double tokens, int64_t tp, int64_t expert_tp, bool
   out.dispatched = sp ? tokens / static_cast<double>(tp) : tokens;
   out.etp_gather = token_sets > 1;
   out.rows = out.dispatched * static_cast<double>(token_sets) * static_cast<double>(top_k);
+  out.routing_copies = sp ? 1.0 : static_cast<double>(tp);
+  out.expert_work_copies =
+      sp ? 1.0 : std::max(1.0, static_cast<double>(tp) / static_cast<double>(expert_tp));
   return out;
 }
 

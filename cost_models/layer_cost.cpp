@@ -228,8 +228,11 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
   ctx.tp_group = place_group(job.plan, node, {"tp"});
   ctx.cp_group = place_group(job.plan, node, {"cp"});
   ctx.ep_group = place_group(job.plan, node, {"ep"});
-  // The expert-TP group: the innermost expert_tp ranks (Megatron-Core's expert grid).
-  ctx.etp_group = place_strided(job.plan.expert_tp(), 1, node, job.plan.num_gpus());
+  // The expert-TP group: the innermost expert_tp ranks (Megatron-Core's expert grid); only MoE
+  // layers use it.
+  if (job.model.moe) {
+    ctx.etp_group = place_strided(job.plan.expert_tp(), 1, node, job.plan.num_gpus());
+  }
   ctx.moe_dispatcher = resolved_moe_dispatcher(ctx.traits, job.plan, node, ctx.ep_group);
   ctx.tokens = static_cast<double>(job.plan.micro_batch_size) *
                static_cast<double>(job.training.seq_length) / static_cast<double>(job.plan.cp);
@@ -500,14 +503,13 @@ void add_ep_comm(LayerTime& out, const CostContext& ctx, const BlockTimes& mlp, 
   const double h = static_cast<double>(ctx.model->hidden_size);
   const double k = static_cast<double>(moe.top_k);
   if (p.ep > 1) {
-    const double a2a = ctx.moe_dispatcher == MoeDispatcher::AllToAll
-                           ? collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group,
-                                             bpv * dispatched * k * h)
-                                     .time_s /
-                                 ctx.moe_throughput_fraction
-                           : dedup_dispatch_time_s(*ctx.node, ctx.ep_group, dispatched, bpv * h,
-                                                   moe.num_experts, moe.top_k) /
-                                 ctx.moe_throughput_fraction;
+    const double dispatch_s = ctx.moe_dispatcher == MoeDispatcher::AllToAll
+                                  ? collective_cost(*ctx.node, Collective::AllToAll, ctx.ep_group,
+                                                    bpv * dispatched * k * h)
+                                        .time_s
+                                  : dedup_dispatch_time_s(*ctx.node, ctx.ep_group, dispatched,
+                                                          bpv * h, moe.num_experts, moe.top_k);
+    const double a2a = dispatch_s / ctx.moe_throughput_fraction;
     if (p.moe_a2a_overlap) {
       // Batch-level overlap (Megatron's combined 1F1B): each all-to-all hides under the paired
       // micro-batch's computation of the other phase, except in the fill and drain chunks that
@@ -622,9 +624,7 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   // holds all T tokens, so experts narrower than tp (expert tp < tp) repeat the work tp/etp
   // times (an expert-TP group wider than tp gathers other ranks' tokens: no repeat). Model FLOPs
   // are a property of the model and the tokens, never of the plan.
-  const bool sp = p.sequence_parallel && p.tp > 1;
-  const double expert_repeats = sp ? 1.0 : std::max(1.0, t / etp);
-  mlp.model_flops /= kExpertImbalance * expert_repeats;
+  mlp.model_flops /= kExpertImbalance * rows.expert_work_copies;
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double fs = static_cast<double>(moe.shared_expert_ffn_hidden_size);
     add_linear(mlp, "shared expert fc1", ops, ctx, T, (swiglu ? 2 * fs : fs) / t, h);
@@ -637,7 +637,8 @@ LayerTime moe_layer_time(const CostContext& ctx) {
   // model FLOPs count once.
   const double flops_before_router = mlp.model_flops;
   add_linear(mlp, "router", ops, ctx, dispatched, static_cast<double>(moe.num_experts), h);
-  mlp.model_flops = flops_before_router + (mlp.model_flops - flops_before_router) / (sp ? 1.0 : t);
+  mlp.model_flops =
+      flops_before_router + (mlp.model_flops - flops_before_router) / rows.routing_copies;
   add_memory_op(mlp, "router softmax/top-k", ops, ctx,
                 3 * 4.0 * dispatched * static_cast<double>(moe.num_experts));
   // Megatron-Core's all-to-all dispatcher copies the routed tokens four times: permute by

@@ -68,6 +68,17 @@ std::vector<CalibrationSample> measured_with(const Calibration& truth) {
   return samples;
 }
 
+// The fit must refuse these runs and options with a message that names `reason`.
+void expect_refused(const std::vector<CalibrationSample>& samples,
+                    const CalibrationFitOptions& options, const std::string& reason) {
+  try {
+    fit_calibration(samples, options);
+    ADD_FAILURE() << "fitted what the runs cannot support; expected a refusal: " << reason;
+  } catch (const CalibrationRefused& e) {
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibration, IdentityLeavesEveryFigureAndResultUnchanged) {
   const Job job = runs()[4].job;
   const Job same = calibrated_job(job, Calibration{});
@@ -190,12 +201,7 @@ TEST(CalibrationFit, RecoversTheMoeThroughputWithin2Percent) {
   samples.resize(4);
   CalibrationFitOptions moe;
   moe.requested = {CalibrationFactor::MoeThroughput};
-  try {
-    fit_calibration(samples, moe);
-    FAIL() << "fitted the MoE throughput to dense runs";
-  } catch (const CalibrationRefused& e) {
-    EXPECT_NE(std::string(e.what()).find("not exercised"), std::string::npos) << e.what();
-  }
+  expect_refused(samples, moe, "not exercised");
 }
 
 TEST(CalibrationFit, RecoversRequestedFactorsWithin2Percent) {
@@ -225,12 +231,7 @@ TEST(CalibrationFit, RefusesWhatTheRunsCannotSupport) {
   ASSERT_GE(one_node.size(), 3u);
   CalibrationFitOptions inter;
   inter.requested = {CalibrationFactor::InterNode};
-  try {
-    fit_calibration(one_node, inter);
-    FAIL() << "fitted the inter-node bandwidth to single-node runs";
-  } catch (const CalibrationRefused& e) {
-    EXPECT_NE(std::string(e.what()).find("not exercised"), std::string::npos) << e.what();
-  }
+  expect_refused(one_node, inter, "not exercised");
   // More factors than one per three runs.
   CalibrationFitOptions two;
   two.requested = {CalibrationFactor::Compute, CalibrationFactor::StepOverhead};
