@@ -26,7 +26,7 @@ const std::vector<std::string> kContractNodes = {"dgx-v100", "dgx-a100-40gb", "d
 const std::vector<std::string> kServerNodes = {"xe9680-h100", "pcie-4x-l40s", "pcie-8x-h100-nvl",
                                                "mi300x-8x"};
 // Named clusters whose network efficiency is a measurement on that cluster, not a vendor's
-// line-rate figure (NCCL over Omni-Path verbs reaches well under line rate).
+// line-rate figure (NCCL over Omni-Path verbs carried a fifth of line rate on Jean Zay).
 const std::vector<std::string> kMeasuredNetworkNodes = {"jean-zay-a100-80gb"};
 
 double peak(const NodeSpec& n, Precision p) { return n.gpu.peak_tflops(p); }
@@ -85,7 +85,7 @@ TEST(NodePresets, FiguresAreInDatasheetRanges) {
     EXPECT_GE(n.inter.nics_per_node, 1);
     EXPECT_GE(n.inter.nic_gbit_per_s, 100.0);
     EXPECT_LE(n.inter.nic_gbit_per_s, 400.0);
-    EXPECT_GE(n.inter.nic_busbw_efficiency, contains(kMeasuredNetworkNodes, name) ? 0.3 : 0.9);
+    EXPECT_GE(n.inter.nic_busbw_efficiency, contains(kMeasuredNetworkNodes, name) ? 0.05 : 0.9);
     EXPECT_LE(n.inter.nic_busbw_efficiency, 0.97);
     EXPECT_GE(n.inter.latency_us, 30.0);
     EXPECT_LE(n.inter.latency_us, 60.0);
@@ -96,20 +96,21 @@ TEST(NodePresets, FiguresAreInDatasheetRanges) {
   }
 }
 
-// Jean Zay's A100 nodes are DGX A100 GPUs and NVLink behind 4 Omni-Path NICs, each of which
-// carried 40.5 Gb/s per direction in an NCCL all-reduce on 4 of its nodes (the preset's source).
+// Jean Zay's A100 nodes are DGX A100 GPUs and NVLink behind 4 Omni-Path NICs, whose efficiency
+// is the most NCCL was measured to carry per node on that network (the preset's source; the
+// collective itself: tests/cost_models/collective_model_test.cpp).
 TEST(NodePresets, JeanZayIsADgxA100BehindFourMeasuredOmniPathNics) {
-  const NodeSpec jz = *find_node_preset("jean-zay-a100-80gb");
-  const NodeSpec dgx = *find_node_preset("dgx-a100-80gb");
-  EXPECT_EQ(jz.gpu.name, dgx.gpu.name);
-  EXPECT_DOUBLE_EQ(peak(jz, Precision::Bf16), peak(dgx, Precision::Bf16));
-  EXPECT_DOUBLE_EQ(jz.intra.link_bandwidth_gbps, dgx.intra.link_bandwidth_gbps);
-  EXPECT_EQ(jz.inter.nics_per_node, 4);
-  EXPECT_DOUBLE_EQ(jz.inter.nic_gbit_per_s, 100.0);
-  EXPECT_DOUBLE_EQ(jz.inter.nic_busbw_efficiency, 40.5 / 100.0);
-  // The whole node's network (4 x 12.5 GB/s x 0.405 = 20.3 GB/s) is less than one of the DGX
-  // A100's eight HDR NICs (25 GB/s x 0.96 = 24 GB/s).
-  EXPECT_LT(jz.nic_bandwidth_bytes_per_s() * 4, dgx.nic_bandwidth_bytes_per_s());
+  const auto jz = find_node_preset("jean-zay-a100-80gb");
+  const auto dgx = find_node_preset("dgx-a100-80gb");
+  ASSERT_TRUE(jz.has_value());
+  ASSERT_TRUE(dgx.has_value());
+  EXPECT_EQ(jz->gpu.name, dgx->gpu.name);
+  EXPECT_DOUBLE_EQ(peak(*jz, Precision::Bf16), peak(*dgx, Precision::Bf16));
+  EXPECT_DOUBLE_EQ(jz->intra.link_bandwidth_gbps, dgx->intra.link_bandwidth_gbps);
+  EXPECT_EQ(jz->inter.nics_per_node, 4);
+  EXPECT_DOUBLE_EQ(jz->inter.nic_gbit_per_s, 100.0);
+  // 84.6 Gb/s of busbw over the node's 4 x 100 Gb/s.
+  EXPECT_NEAR(jz->inter.nic_busbw_efficiency, 84.6 / 400.0, 0.001);
 }
 
 TEST(NodePresets, DatasheetFigures) {

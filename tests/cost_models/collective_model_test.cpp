@@ -33,6 +33,25 @@ TEST(CollectiveModel, RingAllGatherOverManyNodesPaysEveryHop) {
   EXPECT_LT(ar.time_s, small.time_s);
 }
 
+// The jean-zay-a100-80gb preset carries, in an all-reduce over 4 of its nodes, the 84.6 Gb/s of
+// busbw that NCCL 2.10.3 carried per node on Jean Zay's Omni-Path network (4 GB fp32, 4 channels,
+// BigScience experiments/bandwidth/all_reduce_bench-32gb-n4.txt); the A100 nodes' own run of the
+// benchmark built 2 channels and reached half of it (40.5 Gb/s, all_reduce_bench-a100-n4.txt).
+TEST(CollectiveModel, JeanZayPresetCarriesTheMeasuredNodeBandwidth) {
+  const auto node = find_node_preset("jean-zay-a100-80gb");
+  ASSERT_TRUE(node.has_value());
+  const GroupPlacement group = place_strided(32, 1, 8);
+  ASSERT_EQ(group.nodes, 4);
+  const double bytes = 500000.0 * 2000.0 * 4.0;  // all_reduce_bench.py: N x M fp32
+  const CollectiveCost c = collective_cost(*node, Collective::AllReduce, group, bytes);
+  const double measured_gb_per_s = 84.6 / 8.0;
+  EXPECT_NEAR(c.busbw_gbps, measured_gb_per_s, 0.01 * measured_gb_per_s);
+  // The benchmark's busbw: size / time x 2 (n - 1) / n.
+  const double time_s = bytes * 2.0 * 31.0 / 32.0 / (measured_gb_per_s * 1e9);
+  EXPECT_NEAR(c.time_s, time_s, 0.02 * time_s);
+  EXPECT_GT(c.busbw_gbps, 40.5 / 8.0);  // one 2-channel communicator of 8 GPUs per node
+}
+
 TEST(CollectiveModel, InsideOneNodeOrOneRankPerNodeKeepsTheMeasuredFloor) {
   const NodeSpec node = *find_node_preset("dgx-h100");
   const GroupPlacement intra = place_strided(8, 1, 8);

@@ -108,10 +108,10 @@ TEST(ValidatePublished, StepTimeErrorGate) {
               100 * all["mape"].get<double>(), 100 * all["median_ape"].get<double>(),
               100 * all["p90_ape"].get<double>());
   // A constant-MFU estimate scores 12.3% on the core runs and 24% on all: we must beat it.
-  // 6.3% -> 5.1% (core) and 7.7% -> 7.1% (all) when BLOOM's runs got the Jean Zay preset.
-  EXPECT_LE(core["mape"].get<double>(), 0.06);     // time-model issue target: 7%
+  // 6.3% -> 4.1% (core) and 7.7% -> 6.7% (all) when BLOOM's runs got the Jean Zay preset.
+  EXPECT_LE(core["mape"].get<double>(), 0.045);    // time-model issue target: 7%
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
-  EXPECT_LE(all["mape"].get<double>(), 0.08);      // beyond-3D issue target: 9%
+  EXPECT_LE(all["mape"].get<double>(), 0.072);     // beyond-3D issue target: 9%
   // 0.14 before the MaxText Llama 2 70B run (dgxc_maxtext_llama2_70b_bf16_2048gpu) got the
   // rematerialisation its source runs (remat_policy save_qkv_proj, encoded as recompute full):
   // predicted 5% too fast without it, 24% too slow with it (issue 24 point 5).
@@ -177,10 +177,10 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // 16.3% with DeepEP's two permutation copies,
                                          // 16.2% with the fetch's exposed reduce-scatters,
                                          // 16.0% with the combined 1F1B's unpaired chunks and
-                                         // DeepEP's GEMM cost; 15.0% with BLOOM's runs on
+                                         // DeepEP's GEMM cost; 14.1% with BLOOM's runs on
                                          // the Jean Zay preset (its measured Omni-Path
-                                         // network); gate 0.155.
-                                         TableGate{"found_runs.json", 45, 0.155, 0.35}),
+                                         // network); gate 0.145.
+                                         TableGate{"found_runs.json", 45, 0.145, 0.35}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
