@@ -27,7 +27,7 @@ const std::vector<std::string> kServerNodes = {"xe9680-h100", "pcie-4x-l40s", "p
                                                "mi300x-8x"};
 // Named clusters whose network efficiency is a measurement on that cluster, not a vendor's
 // line-rate figure (NCCL over Omni-Path verbs carried a fifth of line rate on Jean Zay).
-const std::vector<std::string> kMeasuredNetworkNodes = {"jean-zay-a100-80gb"};
+const std::vector<std::string> kMeasuredNetworkNodes = {"jean-zay-a100-80gb", "jean-zay-v100-32gb"};
 
 double peak(const NodeSpec& n, Precision p) { return n.gpu.peak_tflops(p); }
 
@@ -96,21 +96,28 @@ TEST(NodePresets, FiguresAreInDatasheetRanges) {
   }
 }
 
-// Jean Zay's A100 nodes are DGX A100 GPUs and NVLink behind 4 Omni-Path NICs, whose efficiency
-// is the most NCCL was measured to carry per node on that network (the preset's source; the
-// collective itself: tests/cost_models/collective_model_test.cpp).
-TEST(NodePresets, JeanZayIsADgxA100BehindFourMeasuredOmniPathNics) {
+// Jean Zay's A100 nodes are DGX A100 GPUs and NVLink behind 4 Omni-Path NICs; its V100 nodes
+// are 4 V100s behind the same NICs of the same fabric. Both presets read the network from one
+// benchmark (their sources; the collective itself: tests/cost_models/collective_model_test.cpp).
+TEST(NodePresets, JeanZayNodesShareOneMeasuredOmniPathNetwork) {
   const auto jz = find_node_preset("jean-zay-a100-80gb");
   const auto dgx = find_node_preset("dgx-a100-80gb");
-  ASSERT_TRUE(jz.has_value());
-  ASSERT_TRUE(dgx.has_value());
+  const auto jz_v100 = find_node_preset("jean-zay-v100-32gb");
+  const auto dgx_v100 = find_node_preset("dgx-v100");
+  ASSERT_TRUE(jz.has_value() && dgx.has_value() && jz_v100.has_value() && dgx_v100.has_value());
   EXPECT_EQ(jz->gpu.name, dgx->gpu.name);
   EXPECT_DOUBLE_EQ(peak(*jz, Precision::Bf16), peak(*dgx, Precision::Bf16));
   EXPECT_DOUBLE_EQ(jz->intra.link_bandwidth_gbps, dgx->intra.link_bandwidth_gbps);
-  EXPECT_EQ(jz->inter.nics_per_node, 4);
-  EXPECT_DOUBLE_EQ(jz->inter.nic_gbit_per_s, 100.0);
-  // 84.6 Gb/s of busbw over the node's 4 x 100 Gb/s.
-  EXPECT_NEAR(jz->inter.nic_busbw_efficiency, 84.6 / 400.0, 0.001);
+  // The V100 SXM2 part: the V100 of DGX-2's tensor peak and GEMM efficiency, 300 W.
+  EXPECT_DOUBLE_EQ(peak(*jz_v100, Precision::Fp16), peak(*dgx_v100, Precision::Fp16));
+  EXPECT_DOUBLE_EQ(jz_v100->gpu.tdp_w, 300.0);
+  EXPECT_EQ(jz_v100->gpus_per_node, 4);
+  EXPECT_EQ(jz_v100->intra.fabric, IntraFabric::Mesh);
+  for (const NodeSpec* n : {&*jz, &*jz_v100}) {
+    EXPECT_EQ(n->inter.nics_per_node, 4);
+    EXPECT_DOUBLE_EQ(n->inter.nic_gbit_per_s, 100.0);
+  }
+  EXPECT_DOUBLE_EQ(jz_v100->inter.nic_busbw_efficiency, jz->inter.nic_busbw_efficiency);
 }
 
 TEST(NodePresets, DatasheetFigures) {

@@ -33,23 +33,44 @@ TEST(CollectiveModel, RingAllGatherOverManyNodesPaysEveryHop) {
   EXPECT_LT(ar.time_s, small.time_s);
 }
 
-// The jean-zay-a100-80gb preset carries, in an all-reduce over 4 of its nodes, the 84.6 Gb/s of
-// busbw that NCCL 2.10.3 carried per node on Jean Zay's Omni-Path network (4 GB fp32, 4 channels,
-// BigScience experiments/bandwidth/all_reduce_bench-32gb-n4.txt); the A100 nodes' own run of the
-// benchmark built 2 channels and reached half of it (40.5 Gb/s, all_reduce_bench-a100-n4.txt).
-TEST(CollectiveModel, JeanZayPresetCarriesTheMeasuredNodeBandwidth) {
-  const auto node = find_node_preset("jean-zay-a100-80gb");
+// The Jean Zay presets carry, in an all-reduce over 4 of their nodes, the 84.6 Gb/s of busbw
+// that NCCL 2.10.3 carried per node on Jean Zay's Omni-Path network: 4 GB fp32 over 16 V100s on
+// 4 nodes, 4 channels (BigScience experiments/bandwidth/all_reduce_bench-32gb-n4.txt), the
+// benchmark jean-zay-v100-32gb repeats exactly; the A100 nodes' own run of it built 2 channels
+// and reached half of it (40.5 Gb/s, all_reduce_bench-a100-n4.txt).
+TEST(CollectiveModel, JeanZayPresetsCarryTheMeasuredNodeBandwidth) {
+  for (const char* name : {"jean-zay-v100-32gb", "jean-zay-a100-80gb"}) {
+    SCOPED_TRACE(name);
+    const auto node = find_node_preset(name);
+    ASSERT_TRUE(node.has_value());
+    const int64_t ranks = 4 * node->gpus_per_node;
+    const GroupPlacement group = place_strided(ranks, 1, node->gpus_per_node);
+    ASSERT_EQ(group.nodes, 4);
+    const double bytes = 500000.0 * 2000.0 * 4.0;  // all_reduce_bench.py: N x M fp32
+    const CollectiveCost c = collective_cost(*node, Collective::AllReduce, group, bytes);
+    const double measured_gb_per_s = 84.6 / 8.0;
+    EXPECT_NEAR(c.busbw_gbps, measured_gb_per_s, 0.01 * measured_gb_per_s);
+    // The benchmark's busbw: size / time x 2 (n - 1) / n.
+    const double n = static_cast<double>(ranks);
+    const double time_s = bytes * 2.0 * (n - 1) / n / (measured_gb_per_s * 1e9);
+    EXPECT_NEAR(c.time_s, time_s, 0.02 * time_s);
+    EXPECT_GT(c.busbw_gbps, 40.5 / 8.0);  // one 2-channel communicator of 8 GPUs per node
+  }
+}
+
+// Inside a Jean Zay V100 node, a 4-GPU all-reduce held 600 Gb/s of algorithm bandwidth when run
+// long (experiments/bandwidth/README.md, 'Single node V100'): busbw 75 GB/s x 2 x 3/4.
+TEST(CollectiveModel, JeanZayV100NodeCarriesItsMeasuredNvlinkAllReduce) {
+  const auto node = find_node_preset("jean-zay-v100-32gb");
   ASSERT_TRUE(node.has_value());
-  const GroupPlacement group = place_strided(32, 1, 8);
-  ASSERT_EQ(group.nodes, 4);
-  const double bytes = 500000.0 * 2000.0 * 4.0;  // all_reduce_bench.py: N x M fp32
-  const CollectiveCost c = collective_cost(*node, Collective::AllReduce, group, bytes);
-  const double measured_gb_per_s = 84.6 / 8.0;
-  EXPECT_NEAR(c.busbw_gbps, measured_gb_per_s, 0.01 * measured_gb_per_s);
-  // The benchmark's busbw: size / time x 2 (n - 1) / n.
-  const double time_s = bytes * 2.0 * 31.0 / 32.0 / (measured_gb_per_s * 1e9);
-  EXPECT_NEAR(c.time_s, time_s, 0.02 * time_s);
-  EXPECT_GT(c.busbw_gbps, 40.5 / 8.0);  // one 2-channel communicator of 8 GPUs per node
+  const GroupPlacement group = place_strided(4, 1, 4);
+  ASSERT_EQ(group.nodes, 1);
+  const CollectiveCost c = collective_cost(*node, Collective::AllReduce, group, 4e9);
+  EXPECT_NEAR(c.busbw_gbps, 75.0 * 2.0 * 3.0 / 4.0, 0.5);
+  // Two GPUs of the board share the 2 NVLinks between them.
+  const CollectiveCost pair =
+      collective_cost(*node, Collective::AllReduce, place_strided(2, 1, 4), 4e9);
+  EXPECT_NEAR(pair.busbw_gbps, 50.0 * 0.75, 0.5);
 }
 
 TEST(CollectiveModel, InsideOneNodeOrOneRankPerNodeKeepsTheMeasuredFloor) {

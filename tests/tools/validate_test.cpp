@@ -179,8 +179,9 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // 16.0% with the combined 1F1B's unpaired chunks and
                                          // DeepEP's GEMM cost; 14.1% with BLOOM's runs on
                                          // the Jean Zay preset (its measured Omni-Path
-                                         // network); gate 0.145.
-                                         TableGate{"found_runs.json", 45, 0.145, 0.35}),
+                                         // network); 13.6% with tr1-13B's runs on Jean
+                                         // Zay's V100 nodes (and two more of them); gate 0.14.
+                                         TableGate{"found_runs.json", 47, 0.14, 0.35}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
