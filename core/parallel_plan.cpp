@@ -326,9 +326,14 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
       return violation("layer-split", "plan.layers_per_stage", "a sum of " + str(sum),
                        "a sum equal to model.num_layers (" + str(model.num_layers) + ")");
     }
-  } else if (chunks > model.num_layers) {
+  } else if (chunks > model.num_layers + kEndChunksWithoutLayers) {
+    // Every chunk holds a layer, except that the first may hold only the embedding and the
+    // last only the output layer and loss (layers_per_chunk).
     return violation("layers-by-stages", "plan.pp", "pp*vpp = " + str(chunks),
-                     "at most model.num_layers (" + str(model.num_layers) + ") model chunks");
+                     "at most model.num_layers + 2 (" +
+                         str(model.num_layers + kEndChunksWithoutLayers) +
+                         ") model chunks: one layer each, the first chunk may hold only the "
+                         "embedding and the last only the output layer");
   }
   if (p.recompute_modules != 0 && p.recompute != Recompute::Selective) {
     return violation("recompute-modules", "plan.recompute_modules", "a list of modules",

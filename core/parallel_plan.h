@@ -120,6 +120,9 @@ struct ParallelPlan {
 // their square (512 chunks take seconds in a Debug sanitizer build), and published runs use
 // at most ~128. The planner counts larger plans as "pipeline-size".
 inline constexpr int64_t kMaxPipelineChunks = 512;
+// Model chunks that may hold no transformer layer: the first (embedding only) and the last
+// (output layer and loss only); layers_per_chunk.
+inline constexpr int64_t kEndChunksWithoutLayers = 2;
 
 // Why a plan is not valid; `reason` is a short stable tag the planner counts.
 struct PlanViolation {
@@ -141,7 +144,11 @@ std::optional<PlanViolation> check_plan(const ModelSpec& model, const ClusterSpe
 
 // The layer count of each of the pp*vpp model chunks, in pipeline order (chunk c of stage
 // s is index c*pp + s). Uneven splits give the extra layers to the middle chunks, as Megatron
-// does when the embedding and loss make the first and last stages heavier.
+// does when the embedding and loss make the first and last stages heavier. With one or two
+// chunks more than layers, the last (and then also the first) chunk holds no layer: only the
+// output layer and loss (the embedding), as Megatron-Core's account_for_embedding_in_pipeline_
+// split and account_for_loss_in_pipeline_split split num_layers + 2 (Megatron-Bridge's Llama
+// 3.1 405B recipes: 126 layers on pp 16 x vpp 8) and torchtitan's *_stage_less_layers do.
 std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan& plan);
 
 Json parallel_plan_to_json(const ParallelPlan& plan);

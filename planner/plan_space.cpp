@@ -43,7 +43,7 @@ std::string fixed_text(double value) {
 
 // Layers per chunk are balanced enough: ceil(L / chunks) <= limit * L / chunks.
 bool split_balanced(int64_t layers, int64_t chunks, double limit) {
-  if (chunks > layers) return false;
+  if (chunks > layers + kEndChunksWithoutLayers) return false;
   const double mean = static_cast<double>(layers) / static_cast<double>(chunks);
   const double largest = std::ceil(mean);
   return largest <= limit * mean + 1e-9;
@@ -70,16 +70,23 @@ std::vector<int64_t> expert_tp_options(const ModelSpec& model, const Layout& l,
 // stage's layers into equal whole chunks (Megatron-Core needs num_layers % (pp * vpp) == 0
 // for its default split), down to one layer per chunk: the published Nemotron-4 340B run
 // (tests/data/published_runs.json, dgxc_nemotron4_340b_fp8_128gpu) uses pp 8, vpp 12 on 96
-// layers.
+// layers. So does every count that splits num_layers + 2 evenly, the embedding and the output
+// layer counted as one layer each (Megatron-Core's account_for_embedding_in_pipeline_split and
+// account_for_loss_in_pipeline_split; core/parallel_plan.h layers_per_chunk).
 std::vector<int64_t> virtual_stage_counts(int64_t num_layers, int64_t pp,
                                           const SpaceLimits& limits) {
   std::vector<int64_t> vpps = {1};
   if (pp == 1) return vpps;
   for (int64_t v = 2; v <= limits.max_vpp; ++v) vpps.push_back(v);
-  if (num_layers % pp != 0) return vpps;
-  for (int64_t v : divisors(num_layers / pp)) {
-    if (v > limits.max_vpp) vpps.push_back(v);
+  for (const int64_t units : {num_layers, num_layers + kEndChunksWithoutLayers}) {
+    if (units % pp != 0) continue;
+    for (int64_t v : divisors(units / pp)) {
+      if (v > limits.max_vpp && std::find(vpps.begin(), vpps.end(), v) == vpps.end()) {
+        vpps.push_back(v);
+      }
+    }
   }
+  std::sort(vpps.begin(), vpps.end());
   return vpps;
 }
 
@@ -128,6 +135,8 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
       }
       std::vector<int64_t> pps;
       for (int64_t pp : divisors(gpus / (tp * cp))) {
+        // Stages alone stop at one layer each: plans with an embedding-only or output-only
+        // chunk come from virtual stages (virtual_stage_counts), as the published ones do.
         if (pp <= model.num_layers) pps.push_back(pp);
       }
       for (int64_t pp : fixed_or(fixes.pp, pps)) {

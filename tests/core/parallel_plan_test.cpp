@@ -95,5 +95,36 @@ TEST(ParallelPlan, UnevenSplitGivesExtraLayersToMiddleChunks) {
   EXPECT_EQ(*std::max_element(split.begin(), split.end()), 6);
 }
 
+// Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_
+// split count the embedding and the output layer as layers: Megatron-Bridge runs Llama 3.1
+// 405B's 126 layers on pp 16 x vpp 8 = 128 chunks, the first holding only the embedding and
+// the last only the output layer. One chunk more than that holds nothing and is refused.
+TEST(ParallelPlan, TheEndChunksMayHoldOnlyTheEmbeddingAndTheOutputLayer) {
+  const std::string base = R"({"model": "llama3.1-405b", "cluster": {"node": "gb200-nvl72",
+      "num_gpus": 256}, "training": {"global_batch_size": 1536, "seq_length": 8192}, "plan": )";
+  auto parsed = [&](const std::string& plan) {
+    return parse_job(parse_json(base + plan + "}", "job.json"), "job.json", "", PlanCheck::Skip);
+  };
+  const Job job = parsed(R"({"tp": 4, "pp": 16, "vpp": 8})");
+  EXPECT_FALSE(check_plan(job.model, job.cluster, job.training, job.plan).has_value());
+  const auto split = layers_per_chunk(job.model, job.plan);
+  ASSERT_EQ(split.size(), 128u);
+  EXPECT_EQ(split.front(), 0);
+  EXPECT_EQ(split.back(), 0);
+  EXPECT_EQ(std::count(split.begin(), split.end(), 1), 126);
+  // 127 chunks: only the output layer's chunk is empty.
+  ModelSpec m;
+  m.num_layers = 126;
+  ParallelPlan p;
+  p.pp = 127;
+  const auto one_short = layers_per_chunk(m, p);
+  EXPECT_EQ(one_short.front(), 1);
+  EXPECT_EQ(one_short.back(), 0);
+  const Job too_many = parsed(R"({"tp": 2, "pp": 16, "vpp": 9, "micro_batch_size": 1})");
+  const auto v = check_plan(too_many.model, too_many.cluster, too_many.training, too_many.plan);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->reason, "layers-by-stages");
+}
+
 }  // namespace
 }  // namespace parplan

@@ -101,6 +101,24 @@ TEST(PlanSpace, EveryPlanIsValidAndFixesPin) {
   EXPECT_LT(pinned.plans.size(), all.plans.size());
 }
 
+// The plan Megatron-Bridge publishes for Llama 3.1 405B on 256 GB200 (pp 16, vpp 8: 128 chunks
+// for 126 layers, the embedding and the output layer in chunks of their own) is in the space,
+// and so is pp 8 x vpp 16, which splits the same 128 units evenly beyond max_vpp.
+TEST(PlanSpace, ChunksForTheEmbeddingAndTheOutputLayerAreSearched) {
+  Job job = job_for("llama3.1-405b", "gb200-nvl72", 1, 1536, 8192);
+  job.cluster.num_gpus = 256;
+  job.cluster.num_nodes = 1;
+  const Enumeration all = enumerate_plans(job, parse_fixes({"tp=4", "recompute=none"}));
+  bool pp16_vpp8 = false, pp8_vpp16 = false;
+  for (const auto& p : all.plans) {
+    EXPECT_FALSE(check_plan(job.model, job.cluster, job.training, p).has_value());
+    pp16_vpp8 = pp16_vpp8 || (p.pp == 16 && p.vpp == 8);
+    pp8_vpp16 = pp8_vpp16 || (p.pp == 8 && p.vpp == 16);
+  }
+  EXPECT_TRUE(pp16_vpp8);
+  EXPECT_TRUE(pp8_vpp16);
+}
+
 TEST(PlanSpace, MoeModelsSearchExpertParallelism) {
   const Job job = job_for("mixtral-8x7b", "dgx-h100", 8, 512, 4096);
   const Enumeration all = enumerate_plans(job, parse_fixes({"recompute=none", "zero_stage=1"}));

@@ -118,6 +118,9 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
       EXPECT_GT(pp, 1);
     }
   } else if (l.has("--decoder-first-pipeline-num-layers")) {
+    // transformer_config.py: first/last-stage counts "must be larger than 0".
+    EXPECT_GT(l.number("--decoder-first-pipeline-num-layers", 0), 0);
+    EXPECT_GT(l.number("--decoder-last-pipeline-num-layers", 0), 0);
     const int64_t rest = layers - l.number("--decoder-first-pipeline-num-layers", 0) -
                          l.number("--decoder-last-pipeline-num-layers", 0);
     ASSERT_GT(pp, 2);
@@ -247,6 +250,25 @@ TEST(MegatronRules, UnevenSplitsUseTheLayout) {
   EXPECT_EQ(l.args.at("--pipeline-model-parallel-layout"), expected + "t*3|t*3L");
   expect_megatron_accepts(job, text);
   EXPECT_EQ(tools::launch::megatron_pipeline_layout({1, 0, 2}), "Et||t*2L");
+}
+
+// Chunks holding only the embedding or the output layer (Llama 3.1 405B's 126 layers on 128
+// chunks) launch through the layout: first/last-stage counts must be positive.
+TEST(MegatronRules, EmbeddingAndOutputOnlyChunksUseTheLayout) {
+  for (const char* plan : {R"({"tp": 4, "pp": 16, "vpp": 8})", R"({"tp": 2, "pp": 128})"}) {
+    const Job job =
+        job_from(std::string(R"({"model": "llama3.1-405b", "cluster": {"node": "gb200-nvl72",
+        "num_gpus": 512}, "training": {"global_batch_size": 1536, "seq_length": 8192}, "plan": )") +
+                 plan + "}");
+    ASSERT_FALSE(tools::megatron_refusal(job).has_value());
+    const std::string text = tools::export_megatron(job);
+    const MegatronLaunch l = parse_launch(text);
+    const std::string layout = l.args.at("--pipeline-model-parallel-layout");
+    EXPECT_EQ(layout.substr(0, 2), "E|");
+    EXPECT_EQ(layout.substr(layout.size() - 2), "|L");
+    EXPECT_FALSE(l.has("--decoder-first-pipeline-num-layers"));
+    expect_megatron_accepts(job, text);
+  }
 }
 
 TEST(MegatronRules, PlansMegatronCannotRunAreRefusedWithTheNearestPlan) {

@@ -69,6 +69,13 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
                given("model.num_layers_in_first_pipeline_stage"));
   EXPECT_TRUE(y.count("model.virtual_pipeline_model_parallel_size"));
   EXPECT_EQ(y.at("model.account_for_embedding_in_pipeline_split"), "false");
+  // First/last-stage counts "must be larger than 0" (TransformerConfig __post_init__).
+  for (const char* key :
+       {"model.num_layers_in_first_pipeline_stage", "model.num_layers_in_last_pipeline_stage"}) {
+    if (given(key)) {
+      EXPECT_GT(number(key, 0), 0) << key;
+    }
+  }
   if (!given("model.pipeline_model_parallel_layout") &&
       !given("model.num_layers_in_first_pipeline_stage")) {
     EXPECT_EQ(layers % (pp * number("model.virtual_pipeline_model_parallel_size", 1)), 0);
@@ -144,6 +151,24 @@ TEST(NemoRules, ThePlannersBestPlansPassBridgesChecks) {
       }
       expect_bridge_accepts(job, tools::export_nemo(job));
     }
+  }
+}
+
+// Chunks holding only the embedding or the output layer (Llama 3.1 405B's 126 layers on 128
+// chunks, as Bridge's own 405B recipes run them) go through the layout, never a zero
+// first/last-stage count.
+TEST(NemoRules, EmbeddingAndOutputOnlyChunksUseTheLayout) {
+  for (const char* plan : {R"({"tp": 4, "pp": 16, "vpp": 8})", R"({"tp": 2, "pp": 128})"}) {
+    const Job job =
+        job_from(std::string(R"({"model": "llama3.1-405b", "cluster": {"node": "gb200-nvl72",
+        "num_gpus": 512}, "training": {"global_batch_size": 1536, "seq_length": 8192}, "plan": )") +
+                 plan + "}");
+    ASSERT_FALSE(tools::nemo_refusal(job).has_value());
+    const std::string text = tools::export_nemo(job);
+    const auto y = read_yaml(text);
+    EXPECT_EQ(y.at("model.num_layers_in_first_pipeline_stage"), "null");
+    EXPECT_NE(y.at("model.pipeline_model_parallel_layout"), "null");
+    expect_bridge_accepts(job, text);
   }
 }
 

@@ -59,7 +59,9 @@ void pipeline_split(const Job& job, Args& a) {
     return;
   }
   const auto chunks = layers_per_chunk(job.model, p);
-  bool middle_even = chunks.size() > 2;
+  // First/last-stage counts must be positive (transformer_config.py: "must be larger than
+  // 0"); a stage holding only the embedding or the output layer needs the layout.
+  bool middle_even = chunks.size() > 2 && chunks.front() > 0 && chunks.back() > 0;
   for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
   if (p.vpp == 1 && middle_even) {
     a.value("--decoder-first-pipeline-num-layers", chunks.front());

@@ -119,9 +119,10 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   Json& p = d.plan;
   const int64_t pp = s.integer("model.pipeline_model_parallel_size").value_or(1);
   const int64_t layers = d.model["num_layers"].get<int64_t>();
-  if (pp > layers) {
+  if (pp > layers + kEndChunksWithoutLayers) {
     s.fail(*s.get("model.pipeline_model_parallel_size"), std::to_string(pp),
-           "at most model.num_layers (" + std::to_string(layers) + ") stages");
+           "at most model.num_layers + 2 (" + std::to_string(layers + kEndChunksWithoutLayers) +
+               ") stages");
   }
   p["tp"] = s.integer("model.tensor_model_parallel_size").value_or(1);
   p["pp"] = pp;
