@@ -72,20 +72,20 @@ bool gathers_per_layer(const ParallelPlan& plan, const FrameworkTraits& traits) 
   return plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
 }
 
-// ZeRO-3 / FSDP collectives of one layer of the first stage over the shard group: each layer's
+// ZeRO-3 / FSDP collectives of one layer of a stage over the shard group: each layer's
 // weights are gathered before its forward and again before its backward, and its gradients
 // reduce-scattered after (zero when the weights are not gathered per layer).
-FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& first_stage,
+FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& stage,
                            bool per_layer_fsdp) {
   FsdpCosts fsdp;
-  if (!per_layer_fsdp || first_stage.num_layers == 0) return fsdp;
+  if (!per_layer_fsdp || stage.num_layers == 0) return fsdp;
   const ParallelPlan& plan = *ctx.plan;
   const NodeSpec& node = *ctx.node;
   const GroupPlacement shard_group =
       plan.zero_shard_size > 0 ? place_strided(plan.zero_shard_size, plan.tp, node, plan.num_gpus())
                                : data_parallel_group(plan, node, ctx.traits);
-  const double layers = std::max<double>(1.0, static_cast<double>(first_stage.num_layers));
-  const double layer_dense = (first_stage.dense_params - first_stage.embedding_params) / layers;
+  const double layers = std::max<double>(1.0, static_cast<double>(stage.num_layers));
+  const double layer_dense = (stage.dense_params - stage.embedding_params) / layers;
   const double bpv = activation_bytes(ctx.training->precision);
   // A framework that moves parameters in buckets issues one collective per bucket, each
   // paying the collective's latency over the whole shard group.
@@ -97,7 +97,7 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& first_
   fsdp.gather_s =
       bucketed(Collective::AllGather, layer_dense, bpv, ctx.traits.fsdp_gather_bucket_params);
   const bool lora = ctx.training->method == TrainingMethod::Lora;
-  const double layer_trainable = lora ? first_stage.adapter_params / layers : layer_dense;
+  const double layer_trainable = lora ? stage.adapter_params / layers : layer_dense;
   fsdp.reduce_s = bucketed(Collective::ReduceScatter, layer_trainable, ctx.traits.grad_reduce_bytes,
                            ctx.traits.fsdp_reduce_bucket_params);
   fsdp.recompute_regather_share =
@@ -475,7 +475,12 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
 
   const auto stages = stage_parameters(job);
   const bool per_layer_fsdp = gathers_per_layer(plan, ctx.traits);
-  const FsdpCosts fsdp = fsdp_layer_costs(ctx, stages.front(), per_layer_fsdp);
+  // The per-layer collectives of a stage that holds layers: the first stage, unless it holds
+  // only the embedding (a plan with more stages than layers).
+  const auto layered = std::find_if(stages.begin(), stages.end(),
+                                    [](const StageParameters& s) { return s.num_layers > 0; });
+  const FsdpCosts fsdp =
+      fsdp_layer_costs(ctx, layered == stages.end() ? stages.front() : *layered, per_layer_fsdp);
   const ChunkTimes chunks =
       chunk_times(ctx, layers, stages, fsdp, per_layer_fsdp, offload_transfer(job, ctx.traits));
 

@@ -135,8 +135,9 @@ std::vector<Layout> enumerate_layouts(const Job& job, const PlanFixes& fixes,
       }
       std::vector<int64_t> pps;
       for (int64_t pp : divisors(gpus / (tp * cp))) {
-        // Stages alone stop at one layer each: plans with an embedding-only or output-only
-        // chunk come from virtual stages (virtual_stage_counts), as the published ones do.
+        // The default space's stages alone stop at one layer each (a pinned pp may go on to
+        // num_layers + 2): plans with an embedding-only or output-only chunk come from
+        // virtual stages (virtual_stage_counts), as the published ones do.
         if (pp <= model.num_layers) pps.push_back(pp);
       }
       for (int64_t pp : fixed_or(fixes.pp, pps)) {

@@ -180,6 +180,20 @@ TEST(StepModel, ComposerFsdpExposesTheBackwardGathers) {
               hidden_share * exposed_gathers, 0.05 * exposed_gathers);
 }
 
+// A plan with more stages than layers (the first holds only the embedding, the last only the
+// output layer) still gathers and reduce-scatters its layers' weights under ZeRO-3: the
+// per-layer collectives come from a stage that holds layers, not from the first stage.
+TEST(StepModel, Zero3CollectivesDoNotVanishWithAnEmbeddingOnlyStage) {
+  const std::string tiny = R"({"name": "tiny", "num_layers": 2, "hidden_size": 2048,
+      "num_attention_heads": 16, "ffn_hidden_size": 8192, "vocab_size": 1024})";
+  const Job job = make_job(tiny, "dgx-h100", 1, 8, 2048, R"({"tp": 1, "pp": 4, "zero_stage": 3})");
+  const auto split = layers_per_chunk(job.model, job.plan);
+  ASSERT_EQ(split, (std::vector<int64_t>{0, 1, 1, 0}));
+  const StepEstimate e = estimate_step(job);
+  expect_invariants(job, e);
+  EXPECT_GT(e.breakdown.fsdp_comm, 0.0);
+}
+
 // DeepSpeed ZeRO-3 over the 16 ranks of two DGX A100 nodes, fp16, one micro-batch of 2 per
 // rank; `model` is a preset name or an inline model object.
 Job deepspeed_zero3_job(const std::string& model, const std::string& recompute) {

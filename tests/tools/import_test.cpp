@@ -160,6 +160,9 @@ TEST(Import, ExplicitSplitsAndShardingComeBack) {
   for (const char* plan : {R"({"pp": 4, "layers_per_stage": [6, 10, 10, 6]})",
                            R"({"pp": 4, "layers_per_stage": [7, 9, 8, 8]})",
                            R"({"pp": 2, "vpp": 3, "micro_batch_size": 1})",
+                           // 34 chunks for 32 layers: embedding-only and output-only chunks.
+                           R"({"pp": 2, "vpp": 17, "micro_batch_size": 1})",
+                           R"({"pp": 4, "layers_per_stage": [0, 16, 16, 0]})",
                            R"({"tp": 2, "zero_stage": 2, "zero_shard_size": 4})",
                            R"({"tp": 2, "zero_stage": 1, "zero_shard_size": 2})",
                            R"({"tp": 2, "pp": 2, "recompute": "selective", "order":

@@ -155,9 +155,10 @@ void read_plan(SettingTable& s, ImportDraft& d) {
   const int64_t tp = s.integer("--tensor-model-parallel-size").value_or(1);
   const int64_t pp = s.integer("--pipeline-model-parallel-size").value_or(1);
   const int64_t layers = d.model["num_layers"].get<int64_t>();
-  if (pp > layers) {
+  if (pp > layers + kEndChunksWithoutLayers) {
     s.fail(*s.get("--pipeline-model-parallel-size"), std::to_string(pp),
-           "at most --num-layers (" + std::to_string(layers) + ") stages");
+           "at most --num-layers + 2 (" + std::to_string(layers + kEndChunksWithoutLayers) +
+               ") stages");
   }
   p["tp"] = tp;
   p["pp"] = pp;

@@ -104,9 +104,9 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
                                           : 3;
   if (shard > 1 && replicate > 1) p["zero_shard_size"] = shard;
   const int64_t dp = saturating_product({replicate, shard});
-  if (shard < 1 || pp > find_model_preset(d.model_preset)->num_layers) {
+  if (shard < 1 || pp > find_model_preset(d.model_preset)->num_layers + kEndChunksWithoutLayers) {
     throw InputError(s.file(), "parallelism", "degrees that do not fit the GPUs or the layers",
-                     "replicate * shard * tp * cp * pp = the GPU count, pp up to the layers");
+                     "replicate * shard * tp * cp * pp = the GPU count, pp up to the layers + 2");
   }
   const int64_t local = s.required_integer("training.local_batch_size");
   const auto global = s.text("training.global_batch_size");
