@@ -25,6 +25,8 @@ const char* to_string(CalibrationFactor factor) {
       return "moe_throughput_fraction";
     case CalibrationFactor::StepOverhead:
       return "step_overhead_s";
+    case CalibrationFactor::MicroBatchOverhead:
+      return "micro_batch_overhead_s";
     case CalibrationFactor::Memory:
       break;
   }
@@ -34,7 +36,8 @@ const char* to_string(CalibrationFactor factor) {
 std::vector<CalibrationFactor> all_calibration_factors() {
   return {CalibrationFactor::Compute,      CalibrationFactor::IntraNode,
           CalibrationFactor::InterNode,    CalibrationFactor::MoeThroughput,
-          CalibrationFactor::StepOverhead, CalibrationFactor::Memory};
+          CalibrationFactor::StepOverhead, CalibrationFactor::MicroBatchOverhead,
+          CalibrationFactor::Memory};
 }
 
 double& factor_value(Calibration& c, CalibrationFactor factor) {
@@ -49,6 +52,8 @@ double& factor_value(Calibration& c, CalibrationFactor factor) {
       return c.moe_throughput_fraction;
     case CalibrationFactor::StepOverhead:
       return c.step_overhead_s;
+    case CalibrationFactor::MicroBatchOverhead:
+      return c.micro_batch_overhead_s;
     case CalibrationFactor::Memory:
       break;
   }
@@ -59,10 +64,12 @@ double factor_value(const Calibration& c, CalibrationFactor factor) {
   return factor_value(const_cast<Calibration&>(c), factor);
 }
 
-double identity_value(CalibrationFactor factor) {
-  return factor == CalibrationFactor::StepOverhead || factor == CalibrationFactor::Memory ? 0.0
-                                                                                          : 1.0;
+bool is_additive(CalibrationFactor factor) {
+  return factor == CalibrationFactor::StepOverhead ||
+         factor == CalibrationFactor::MicroBatchOverhead || factor == CalibrationFactor::Memory;
 }
+
+double identity_value(CalibrationFactor factor) { return is_additive(factor) ? 0.0 : 1.0; }
 
 NodeSpec calibrated_node(const NodeSpec& node, const Calibration& c) {
   NodeSpec out = node;
@@ -91,6 +98,8 @@ FileRange file_range(CalibrationFactor factor) {
   switch (factor) {
     case CalibrationFactor::StepOverhead:
       return {0.0, 3600.0};
+    case CalibrationFactor::MicroBatchOverhead:
+      return {0.0, 60.0};
     case CalibrationFactor::Memory:
       return {-1024.0, 1024.0};
     default:

@@ -13,6 +13,13 @@
 //                                fusions, host synchronisation of the token counts), applied in
 //                                cost_models/layer_cost.cpp moe_layer_time;
 //   step_overhead_s              seconds added to every step (framework, data loader, logging);
+//   micro_batch_overhead_s       seconds added to every micro-batch on every pipeline stage:
+//                                the host-side cost of dispatching one forward and backward
+//                                pass (Python, autograd, kernel launches the GPU waits for,
+//                                the per-micro-batch data fetch and pipeline handshakes), a
+//                                third in the forward pass and two thirds in the backward, which
+//                                launches about twice the kernels (a data and a weight gradient
+//                                per GEMM); applied in cost_models/step_model.cpp chunk_times;
 //   memory_overhead_gib          GiB added to the framework workspace of every GPU.
 // The defaults are the identity (x * 1.0 and x + 0.0 are exact), so a job without a
 // calibration gives byte-identical results. Tested in tests/cost_models/calibration_fit_test.cpp.
@@ -33,20 +40,31 @@ struct Calibration {
   double inter_node_busbw_fraction = 1.0;
   double moe_throughput_fraction = 1.0;
   double step_overhead_s = 0.0;
+  double micro_batch_overhead_s = 0.0;
   double memory_overhead_gib = 0.0;
 
   bool is_identity() const;
 };
 
 // The factors by name, in the order above (the CAL.json keys).
-enum class CalibrationFactor { Compute, IntraNode, InterNode, MoeThroughput, StepOverhead, Memory };
-inline constexpr int kNumCalibrationFactors = 6;
+enum class CalibrationFactor {
+  Compute,
+  IntraNode,
+  InterNode,
+  MoeThroughput,
+  StepOverhead,
+  MicroBatchOverhead,
+  Memory
+};
+inline constexpr int kNumCalibrationFactors = 7;
 const char* to_string(CalibrationFactor factor);
 std::vector<CalibrationFactor> all_calibration_factors();
 double& factor_value(Calibration& calibration, CalibrationFactor factor);
 double factor_value(const Calibration& calibration, CalibrationFactor factor);
 // Identity value of a factor (1 for fractions, 0 for the additive ones).
 double identity_value(CalibrationFactor factor);
+// Whether a factor adds seconds or GiB (the overheads) rather than scaling a figure.
+bool is_additive(CalibrationFactor factor);
 
 // The node with the calibration's fractions applied to its efficiency figures (compute,
 // intra-node and inter-node bandwidth); the MoE fraction and the additive factors act in the

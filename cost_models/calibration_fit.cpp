@@ -39,6 +39,13 @@ double aicc(double loss, std::size_t n, std::size_t k) {
   return runs * std::log(std::max(loss, 1e-300) / runs) + 2 * factors + small_sample;
 }
 
+// The measured time an additive overhead is added to once: the step, or one micro-batch of it.
+double per_unit_time_s(CalibrationFactor f, const CalibrationSample& s) {
+  if (f != CalibrationFactor::MicroBatchOverhead) return s.measured_step_time_s;
+  const int64_t micro_batches = s.job.plan.num_micro_batches(s.job.training.global_batch_size);
+  return s.measured_step_time_s / static_cast<double>(std::max<int64_t>(1, micro_batches));
+}
+
 // Physical bounds of each factor: a sustained throughput between half and 1.5x the presets'
 // (clocks, kernels and software differ, but not by more); a bus bandwidth between a quarter
 // (a slower or shared fabric) and twice (a better-tuned one) the preset's; a MoE expert block
@@ -47,8 +54,10 @@ double aicc(double loss, std::size_t n, std::size_t k) {
 // moves it as a fabric moves a collective: Megatron-Bridge 25.11's all-to-all recipes for
 // Qwen3-30B-A3B ran 2.4-2.8x slower than predicted on H100 and B200, its HybridEP recipe on
 // GB200 within 12%, tests/data/benchmark_tables/mbridge_2511.json); a fixed overhead
-// of at most half the shortest measured step; a memory overhead that removes at most the
-// framework's workspace allowance and adds at most a quarter of the GPU's memory.
+// of at most half the shortest measured step, and a per-micro-batch overhead of at most half
+// the shortest measured time per micro-batch (step / micro-batches); a memory overhead that
+// removes at most the framework's workspace allowance and adds at most a quarter of the GPU's
+// memory.
 FactorBounds factor_bounds(CalibrationFactor f, const Samples& samples) {
   switch (f) {
     case CalibrationFactor::Compute:
@@ -57,9 +66,10 @@ FactorBounds factor_bounds(CalibrationFactor f, const Samples& samples) {
     case CalibrationFactor::InterNode:
     case CalibrationFactor::MoeThroughput:
       return {0.25, 2.0};
-    case CalibrationFactor::StepOverhead: {
-      double shortest = samples.front().measured_step_time_s;
-      for (const auto& s : samples) shortest = std::min(shortest, s.measured_step_time_s);
+    case CalibrationFactor::StepOverhead:
+    case CalibrationFactor::MicroBatchOverhead: {
+      double shortest = per_unit_time_s(f, samples.front());
+      for (const auto& s : samples) shortest = std::min(shortest, per_unit_time_s(f, s));
       return {0.0, 0.5 * shortest};
     }
     case CalibrationFactor::Memory:
@@ -75,27 +85,36 @@ FactorBounds factor_bounds(CalibrationFactor f, const Samples& samples) {
   return {-workspace, 0.25 * memory};
 }
 
-// Seconds one unit of the step-overhead parameter stands for: the median measured step, so
-// that every parameter of the fit is of order one.
-double overhead_scale_s(const Samples& samples) {
+// Seconds one unit of an overhead's parameter stands for: the median measured step (the step
+// overhead) or time per micro-batch (the micro-batch overhead), so that every parameter of the
+// fit is of order one; 1 for the fractions, whose parameter is a log.
+double overhead_scale_s(CalibrationFactor f, const Samples& samples) {
+  if (!is_additive(f)) return 1.0;
   std::vector<double> t;
-  for (const auto& s : samples) t.push_back(s.measured_step_time_s);
+  for (const auto& s : samples) t.push_back(per_unit_time_s(f, s));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
 
 // Parameter u of the fit <-> factor value: log of a fraction, overhead in overhead_scale_s.
 double to_value(CalibrationFactor f, double u, double scale) {
-  return f == CalibrationFactor::StepOverhead ? u * scale : std::exp(u);
+  return is_additive(f) ? u * scale : std::exp(u);
 }
 double to_parameter(CalibrationFactor f, double value, double scale) {
-  return f == CalibrationFactor::StepOverhead ? value / scale : std::log(value);
+  return is_additive(f) ? value / scale : std::log(value);
+}
+
+// Each factor's overhead_scale_s over the runs, in the order of `factors`.
+std::vector<double> overhead_scales_s(const Factors& factors, const Samples& samples) {
+  std::vector<double> scales;
+  for (const CalibrationFactor f : factors) scales.push_back(overhead_scale_s(f, samples));
+  return scales;
 }
 
 Calibration with_values(Calibration base, const Factors& factors, const std::vector<double>& u,
-                        double scale) {
+                        const std::vector<double>& scales) {
   for (std::size_t k = 0; k < factors.size(); ++k) {
-    factor_value(base, factors[k]) = to_value(factors[k], u[k], scale);
+    factor_value(base, factors[k]) = to_value(factors[k], u[k], scales[k]);
   }
   return base;
 }
@@ -115,7 +134,8 @@ std::vector<double> log_time_residuals(const Samples& samples, const Calibration
 // compute fractions came out from 0.82, NeMo 25.02 on B200, to 1.05, LLM Foundry on A100
 // 80GB, a log spread up to 0.2; docs/calibration.md); a bus bandwidth within a factor of
 // about 1.6 (fabric, topology, tuning: log 1.65 = 0.5), and so the MoE expert block
-// (dispatcher, fusions, host synchronisation); a per-step overhead of about a tenth of a step.
+// (dispatcher, fusions, host synchronisation); a per-step overhead of about a tenth of a step,
+// and a per-micro-batch overhead of about a tenth of a micro-batch.
 double prior_sigma(CalibrationFactor f) {
   switch (f) {
     case CalibrationFactor::Compute:
@@ -125,6 +145,7 @@ double prior_sigma(CalibrationFactor f) {
     case CalibrationFactor::MoeThroughput:
       return 0.5;
     case CalibrationFactor::StepOverhead:
+    case CalibrationFactor::MicroBatchOverhead:
     case CalibrationFactor::Memory:
       break;
   }
@@ -138,14 +159,14 @@ struct SetFit {
 };
 
 SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Calibration& base) {
-  const double scale = overhead_scale_s(samples);
+  const std::vector<double> scale = overhead_scales_s(factors, samples);
   RobustFitProblem p;
   p.loss_scale = kLogLossScale;
-  for (const CalibrationFactor f : factors) {
-    const FactorBounds b = factor_bounds(f, samples);
-    p.start.push_back(to_parameter(f, identity_value(f), scale));
-    p.lower.push_back(to_parameter(f, b.min, scale));
-    p.upper.push_back(to_parameter(f, b.max, scale));
+  for (std::size_t k = 0; k < factors.size(); ++k) {
+    const FactorBounds b = factor_bounds(factors[k], samples);
+    p.start.push_back(to_parameter(factors[k], identity_value(factors[k]), scale[k]));
+    p.lower.push_back(to_parameter(factors[k], b.min, scale[k]));
+    p.upper.push_back(to_parameter(factors[k], b.max, scale[k]));
   }
   // First the plain fit; its residual spread is the noise a run carries as evidence.
   p.residuals = [&](const std::vector<double>& u) {
@@ -174,11 +195,11 @@ SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Ca
 }
 
 // d log t_i / d u of every run at the identity (u as in to_parameter), by a difference of
-// 10% of a fraction or of 10% of the median step in overhead.
+// 10% of a fraction or of 10% of the median step (micro-batch) in overhead.
 std::vector<double> effect_column(const Samples& samples, CalibrationFactor f,
                                   const std::vector<double>& at_identity) {
-  const double scale = overhead_scale_s(samples);
-  const double du = f == CalibrationFactor::StepOverhead ? 0.1 : std::log(0.9);
+  const double scale = overhead_scale_s(f, samples);
+  const double du = is_additive(f) ? 0.1 : std::log(0.9);
   Calibration c;
   factor_value(c, f) = to_value(f, du, scale);
   std::vector<double> column = log_time_residuals(samples, c);
@@ -284,6 +305,17 @@ Calibration fit_requested(const Samples& samples, const Factors& requested,
   return fit_time_factors(samples, factors, Calibration{}).calibration;
 }
 
+// Whether forward selection considers a factor; the others are fitted only when requested.
+// The per-micro-batch overhead is not: its effect grows with the number of micro-batches, and
+// on the public groups it stood in for costs that grow with other keys of the same runs
+// (BLOOM's early tensor-parallel-8 runs at one sequence per micro-batch: with it, its
+// leave-one-out error went from 5.9% to 8.3%, its pipeline-48 run from +1.6% to +12.7%),
+// while it helped where host work per micro-batch is the cause (LLM Foundry on H100: 5.5% to
+// 4.2%); docs/calibration.md.
+bool selected_automatically(CalibrationFactor f) {
+  return f != CalibrationFactor::MicroBatchOverhead;
+}
+
 // Forward selection (see the header); fills each factor's report.
 Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candidates,
                            std::vector<FactorReport>& reports) {
@@ -302,6 +334,12 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
     SetFit best_fit{current, loss, press};
     for (const Candidate& c : candidates) {
       if (std::find(chosen.begin(), chosen.end(), c.factor) != chosen.end()) continue;
+      if (!selected_automatically(c.factor)) {
+        report_of(reports, c.factor).reason =
+            std::string("not fitted: fitted only when requested (--factors ") +
+            to_string(c.factor) + ")";
+        continue;
+      }
       const double r2 = explained_by(c.column, chosen_columns);
       if (r2 > kMaxExplainedByOthers) {
         report_of(reports, c.factor).reason = identifiability_reason(r2);
@@ -310,7 +348,8 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
       Factors trial = chosen;
       trial.push_back(c.factor);
       const SetFit fit = fit_time_factors(samples, trial, Calibration{});
-      if (fit.loss < best_fit.loss) {
+      if (best == nullptr ? fit.leave_one_out_loss < press
+                          : fit.leave_one_out_loss < best_fit.leave_one_out_loss) {
         best_fit = fit;
         best = &c;
       }

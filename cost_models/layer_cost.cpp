@@ -237,6 +237,7 @@ CostContext CostContext::make(const Job& job, const NodeSpec& node) {
   ctx.tokens = static_cast<double>(job.plan.micro_batch_size) *
                static_cast<double>(job.training.seq_length) / static_cast<double>(job.plan.cp);
   ctx.moe_throughput_fraction = job.calibration.moe_throughput_fraction;
+  ctx.micro_batch_overhead_s = job.calibration.micro_batch_overhead_s;
   return ctx;
 }
 

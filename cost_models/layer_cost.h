@@ -77,6 +77,9 @@ struct CostContext {
   double tokens = 0;  // T = micro_batch_size * seq_length / cp on this GPU
   // Calibrated throughput of the MoE expert block and its dispatch (core/calibration.h).
   double moe_throughput_fraction = 1.0;
+  // Calibrated host overhead per micro-batch and pipeline stage, seconds (core/calibration.h;
+  // the step model adds it, cost_models/step_model.cpp).
+  double micro_batch_overhead_s = 0.0;
   std::vector<OpRecord>* ops_out = nullptr;  // when set, every op is appended here
 
   static CostContext make(const Job& job, const NodeSpec& node);

@@ -25,6 +25,9 @@ struct ChunkTime {
   double backward_weight = 0;  // the weight-gradient part of backward.compute
   double fsdp_forward = 0;
   double fsdp_backward = 0;
+  // The calibrated host overhead of one micro-batch in this chunk (core/calibration.h),
+  // counted in forward.compute and backward.compute, named apart in the breakdown.
+  double micro_batch_overhead = 0;
   double forward_total() const { return forward.total() + fsdp_forward; }
   double backward_total() const { return backward.total() + fsdp_backward; }
 };
@@ -200,6 +203,17 @@ void add_unpaired_a2a(ChunkTime& c, const PairedA2a& paired, double unpaired) {
 
 // Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
 // first chunk and the output layer on the last.
+// A calibrated host overhead per micro-batch and stage (core/calibration.h), spread over the
+// stage's vpp chunks: a third in the forward pass, two thirds in the backward, which launches
+// about twice the kernels. Nothing is added without a calibration.
+void add_micro_batch_overhead(ChunkTime& c, const CostContext& ctx) {
+  const double overhead_s = ctx.micro_batch_overhead_s / static_cast<double>(ctx.plan->vpp);
+  if (overhead_s <= 0) return;
+  c.forward.compute += overhead_s / 3;
+  c.backward.compute += 2 * overhead_s / 3;
+  c.micro_batch_overhead += overhead_s;
+}
+
 ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
                        const std::vector<StageParameters>& stages, const FsdpCosts& fsdp,
                        bool per_layer_fsdp, const OffloadTransfer& offload) {
@@ -242,6 +256,7 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward += layers.head.backward;
       c.backward_weight += layers.head.backward_weight;
     }
+    add_micro_batch_overhead(c, ctx);
     first_layer += chunk_layers[index];
   }
   return chunks;
@@ -338,7 +353,9 @@ StepBreakdown critical_stage_breakdown(const std::vector<ChunkTime>& chunks,
     without_recompute_backward.tp_comm -= ch.recompute.tp_comm;
     without_recompute_backward.cp_comm -= ch.recompute.cp_comm;
     without_recompute_backward.ep_comm -= ch.recompute.ep_comm;
-    br.compute += mb * (ch.forward.compute + without_recompute_backward.compute);
+    br.compute +=
+        mb * (ch.forward.compute + without_recompute_backward.compute - ch.micro_batch_overhead);
+    br.micro_batch_overhead += mb * ch.micro_batch_overhead;
     br.recompute += mb * ch.recompute.total();
     br.tp_comm += mb * (ch.forward.tp_comm + without_recompute_backward.tp_comm);
     br.cp_comm += mb * (ch.forward.cp_comm + without_recompute_backward.cp_comm);
@@ -408,7 +425,7 @@ void check_finite_estimate(const Job& job, const StepEstimate& out) {
 
 double StepBreakdown::total() const {
   return compute + recompute + tp_comm + cp_comm + ep_comm + pp_bubble + dp_comm + fsdp_comm +
-         optimizer + step_overhead;
+         optimizer + step_overhead + micro_batch_overhead;
 }
 
 std::vector<std::pair<std::string, double>> StepBreakdown::named() const {
@@ -417,6 +434,7 @@ std::vector<std::pair<std::string, double>> StepBreakdown::named() const {
       {"cp_comm", cp_comm}, {"ep_comm", ep_comm},     {"pipeline_bubble", pp_bubble},
       {"dp_comm", dp_comm}, {"fsdp_comm", fsdp_comm}, {"optimizer", optimizer}};
   if (step_overhead != 0) parts.emplace_back("step_overhead", step_overhead);
+  if (micro_batch_overhead != 0) parts.emplace_back("micro_batch_overhead", micro_batch_overhead);
   return parts;
 }
 

@@ -32,6 +32,9 @@ struct StepBreakdown {
   // Per-step framework overhead fitted to measured runs (Calibration::step_overhead_s);
   // named only when not zero, so that uncalibrated outputs keep their keys.
   double step_overhead = 0;
+  // Calibrated host overhead of the critical stage's micro-batches
+  // (Calibration::micro_batch_overhead_s); named only when not zero.
+  double micro_batch_overhead = 0;
   double total() const;
   std::vector<std::pair<std::string, double>> named() const;
 };

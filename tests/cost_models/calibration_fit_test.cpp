@@ -217,6 +217,44 @@ TEST(CalibrationFit, RecoversRequestedFactorsWithin2Percent) {
   EXPECT_EQ(fit.calibration.step_overhead_s, 0.0);
 }
 
+// The per-micro-batch overhead is paid by every micro-batch on every stage: m + pp - 1 of them
+// on the critical path of a 1F1B pipeline, a third in the forward pass; the breakdown names it.
+TEST(Calibration, MicroBatchOverheadIsPaidOnceByEveryMicroBatchOfAStage) {
+  const Job job = runs()[2].job;  // tp4 pp2 dp1, 64 micro-batches
+  Calibration c;
+  c.micro_batch_overhead_s = 0.01;
+  const StepEstimate before = estimate_step(job);
+  const StepEstimate after = estimate_step(calibrated_job(job, c));
+  const double m = static_cast<double>(before.num_micro_batches);
+  EXPECT_NEAR(after.breakdown.micro_batch_overhead, 0.01 * m, 1e-12);
+  EXPECT_DOUBLE_EQ(after.breakdown.compute, before.breakdown.compute);
+  const double added = after.step_time_s - before.step_time_s;
+  EXPECT_GE(added, 0.01 * m - 1e-9);
+  EXPECT_LE(added, 0.01 * (m + job.plan.pp - 1) + 1e-9);
+  EXPECT_NEAR(after.breakdown.total(), after.step_time_s, 1e-9 * after.step_time_s);
+  const auto named = after.breakdown.named();
+  EXPECT_EQ(named.back().first, "micro_batch_overhead");
+  EXPECT_EQ(before.breakdown.named().size() + 1, named.size());
+}
+
+// Fitted only on request (calibration_fit.cpp: selected_automatically), and then recovered.
+TEST(CalibrationFit, RecoversARequestedMicroBatchOverheadWithin2Percent) {
+  Calibration truth;
+  truth.micro_batch_overhead_s = 0.004;
+  truth.compute_throughput_fraction = 0.9;
+  const auto samples = measured_with(truth);
+  const CalibrationFit automatic = fit_calibration(samples);
+  EXPECT_EQ(automatic.calibration.micro_batch_overhead_s, 0.0);
+  EXPECT_NE(automatic.factors[static_cast<int>(CalibrationFactor::MicroBatchOverhead)].reason.find(
+                "only when requested"),
+            std::string::npos);
+  CalibrationFitOptions options;
+  options.requested = {CalibrationFactor::Compute, CalibrationFactor::MicroBatchOverhead};
+  const CalibrationFit fit = fit_calibration(samples, options);
+  EXPECT_NEAR(fit.calibration.micro_batch_overhead_s, 0.004, 0.02 * 0.004);
+  EXPECT_NEAR(fit.calibration.compute_throughput_fraction, 0.9, 0.02 * 0.9);
+}
+
 TEST(CalibrationFit, RefusesWhatTheRunsCannotSupport) {
   Calibration truth;
   truth.compute_throughput_fraction = 0.9;

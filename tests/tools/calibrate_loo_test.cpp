@@ -3,7 +3,7 @@
 // and node type, groups of at least 5 runs: each run is predicted by a calibration fitted to
 // the other runs of its group (`parplan calibrate`'s leave_one_out). The gates are the levels
 // reached (docs/calibration.md has the table): measured, the held-out MAPE over the 169 runs of
-// the 16 groups falls from 8.2% to 6.5% (0.78x) and the worst group gets worse by 0.4 points:
+// the 16 groups falls from 8.2% to 6.4% (0.78x) and the worst group gets worse by 0.4 points:
 // the one point is met, its 0.7x is not reached. The groups run one after another:
 // calibrating them on several threads beside ctest -j oversubscribed CI's two cores and made
 // timing-bounded tests (the executor watchdog, /dev/zero input) miss their limits.
@@ -33,10 +33,11 @@ constexpr std::size_t kMinGroupRuns = 5;
 // counting each measurement once (169 runs) took it to 9.1% -> 6.7% (0.74); describing BLOOM's
 // Jean Zay nodes with their measured Omni-Path network (preset jean-zay-a100-80gb) took the
 // BLOOM group's uncalibrated error from 16.9% to 7.3% (calibrated 9.1% -> 5.9%) and the pooled
-// figures to 8.2% -> 6.5% (0.78): both fell, the uncalibrated one more. The calibrated figure is
-// gated too.
+// figures to 8.2% -> 6.5% (0.78): both fell, the uncalibrated one more; choosing each factor
+// by its leave-one-out loss (PRESS) rather than its in-sample loss took them to 8.2% -> 6.4%
+// (NeMo 25.04 on GB200: 9.1% -> 8.0%). The calibrated figure is gated too.
 constexpr double kPooledRatioGate = 0.79;
-constexpr double kPooledCalibratedGate = 0.066;
+constexpr double kPooledCalibratedGate = 0.065;
 constexpr double kWorstGroupGate = 0.01;  // one point of MAPE
 
 std::vector<std::string> data_files() {
