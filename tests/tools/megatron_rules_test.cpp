@@ -15,6 +15,7 @@
 #include "core/job.h"
 #include "core/json_input.h"
 #include "planner/search.h"
+#include "tests/tools/launch_rules_jobs.h"
 #include "tools/export/launch_settings.h"
 
 namespace parplan {
@@ -185,10 +186,7 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
   }
 }
 
-Job job_from(const std::string& text) {
-  return parse_job(parse_json(text, "job.json"), "job.json", PARPLAN_SOURCE_DIR,
-                   PlanCheck::EnforceIfGiven);
-}
+Job job_from(const std::string& text) { return testing::launch_job_from(text); }
 
 std::string job_text(const std::string& model, const std::string& node, int64_t nodes,
                      int64_t batch, int64_t seq, const std::string& precision = "bf16") {
@@ -255,11 +253,7 @@ TEST(MegatronRules, UnevenSplitsUseTheLayout) {
 // Chunks holding only the embedding or the output layer (Llama 3.1 405B's 126 layers on 128
 // chunks) launch through the layout: first/last-stage counts must be positive.
 TEST(MegatronRules, EmbeddingAndOutputOnlyChunksUseTheLayout) {
-  for (const char* plan : {R"({"tp": 4, "pp": 16, "vpp": 8})", R"({"tp": 2, "pp": 128})"}) {
-    const Job job =
-        job_from(std::string(R"({"model": "llama3.1-405b", "cluster": {"node": "gb200-nvl72",
-        "num_gpus": 512}, "training": {"global_batch_size": 1536, "seq_length": 8192}, "plan": )") +
-                 plan + "}");
+  for (const Job& job : testing::jobs_with_embedding_and_output_only_chunks()) {
     ASSERT_FALSE(tools::megatron_refusal(job).has_value());
     const std::string text = tools::export_megatron(job);
     const MegatronLaunch l = parse_launch(text);

@@ -8,6 +8,7 @@
 
 #include "core/job.h"
 #include "planner/search.h"
+#include "tests/tools/launch_rules_jobs.h"
 #include "tools/export/launch_settings.h"
 #include "tools/import/launch_text.h"
 
@@ -28,10 +29,7 @@ std::map<std::string, std::string> read_megatron(const std::string& text) {
   return out;
 }
 
-Job job_from(const std::string& text) {
-  return parse_job(parse_json(text, "job.json"), "job.json", PARPLAN_SOURCE_DIR,
-                   PlanCheck::EnforceIfGiven);
-}
+Job job_from(const std::string& text) { return testing::launch_job_from(text); }
 
 // Megatron-Bridge's rules on the override.
 void expect_bridge_accepts(const Job& job, const std::string& text) {
@@ -158,11 +156,7 @@ TEST(NemoRules, ThePlannersBestPlansPassBridgesChecks) {
 // chunks, as Bridge's own 405B recipes run them) go through the layout, never a zero
 // first/last-stage count.
 TEST(NemoRules, EmbeddingAndOutputOnlyChunksUseTheLayout) {
-  for (const char* plan : {R"({"tp": 4, "pp": 16, "vpp": 8})", R"({"tp": 2, "pp": 128})"}) {
-    const Job job =
-        job_from(std::string(R"({"model": "llama3.1-405b", "cluster": {"node": "gb200-nvl72",
-        "num_gpus": 512}, "training": {"global_batch_size": 1536, "seq_length": 8192}, "plan": )") +
-                 plan + "}");
+  for (const Job& job : testing::jobs_with_embedding_and_output_only_chunks()) {
     ASSERT_FALSE(tools::nemo_refusal(job).has_value());
     const std::string text = tools::export_nemo(job);
     const auto y = read_yaml(text);

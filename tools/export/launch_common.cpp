@@ -96,6 +96,16 @@ int64_t even_layers_per_chunk(const Job& job) {
   return even ? chunks.front() : 0;
 }
 
+std::optional<std::pair<int64_t, int64_t>> first_last_stage_layers(const Job& job) {
+  if (job.plan.vpp != 1) return std::nullopt;
+  const auto chunks = layers_per_chunk(job.model, job.plan);
+  if (chunks.size() <= 2 || chunks.front() <= 0 || chunks.back() <= 0) return std::nullopt;
+  for (std::size_t i = 2; i + 1 < chunks.size(); ++i) {
+    if (chunks[i] != chunks[1]) return std::nullopt;
+  }
+  return std::pair{chunks.front(), chunks.back()};
+}
+
 std::string megatron_pipeline_layout(const std::vector<int64_t>& chunk_layers) {
   std::string out;
   for (std::size_t i = 0; i < chunk_layers.size(); ++i) {

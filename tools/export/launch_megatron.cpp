@@ -58,18 +58,14 @@ void pipeline_split(const Job& job, Args& a) {
     if (p.vpp > 1) a.value("--num-layers-per-virtual-pipeline-stage", per_chunk);
     return;
   }
-  const auto chunks = layers_per_chunk(job.model, p);
-  // First/last-stage counts must be positive (transformer_config.py: "must be larger than
-  // 0"); a stage holding only the embedding or the output layer needs the layout.
-  bool middle_even = chunks.size() > 2 && chunks.front() > 0 && chunks.back() > 0;
-  for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
-  if (p.vpp == 1 && middle_even) {
-    a.value("--decoder-first-pipeline-num-layers", chunks.front());
-    a.value("--decoder-last-pipeline-num-layers", chunks.back());
+  // A stage holding only the embedding or the output layer needs the layout.
+  if (const auto counts = launch::first_last_stage_layers(job)) {
+    a.value("--decoder-first-pipeline-num-layers", counts->first);
+    a.value("--decoder-last-pipeline-num-layers", counts->second);
     return;
   }
   a.value("--pipeline-model-parallel-layout",
-          "\"" + launch::megatron_pipeline_layout(chunks) + "\"");
+          "\"" + launch::megatron_pipeline_layout(layers_per_chunk(job.model, p)) + "\"");
 }
 
 void parallelism(const Job& job, Args& a);

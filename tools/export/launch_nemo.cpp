@@ -71,15 +71,11 @@ void pipeline_split(const Job& job, Yaml& y) {
   if (p.pp > 1 && launch::even_layers_per_chunk(job) == 0) {
     // Uneven splits: first/last-stage counts where they say it, else the explicit layout
     // (megatron/core/transformer/pipeline_parallel_layer_layout.py), as Megatron-LM's export.
-    const auto chunks = layers_per_chunk(job.model, p);
-    // First/last-stage counts must be positive (transformer_config.py __post_init__).
-    bool middle_even = p.vpp == 1 && chunks.size() > 2 && chunks.front() > 0 && chunks.back() > 0;
-    for (std::size_t i = 2; i + 1 < chunks.size(); ++i) middle_even &= chunks[i] == chunks[1];
-    if (middle_even) {
-      first = std::to_string(chunks.front());
-      last = std::to_string(chunks.back());
+    if (const auto counts = launch::first_last_stage_layers(job)) {
+      first = std::to_string(counts->first);
+      last = std::to_string(counts->second);
     } else {
-      layout = "\"" + launch::megatron_pipeline_layout(chunks) + "\"";
+      layout = "\"" + launch::megatron_pipeline_layout(layers_per_chunk(job.model, p)) + "\"";
     }
   }
   y.set("model", "virtual_pipeline_model_parallel_size",

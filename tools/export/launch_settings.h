@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/job.h"
@@ -87,6 +88,13 @@ std::string megatron_pattern_expression(const std::vector<int>& pattern);
 
 // Layers per model chunk when they are all equal, else 0.
 int64_t even_layers_per_chunk(const Job& job);
+
+// The layers of the first and last pipeline stage when Megatron's first/last-stage counts
+// describe the split (--decoder-first/last-pipeline-num-layers, Bridge's
+// num_layers_in_first/last_pipeline_stage): no virtual stages, at least three stages, the
+// middle ones even, and both counts positive (transformer_config.py __post_init__: "must be
+// larger than 0"); else nothing, and the split needs the layout.
+std::optional<std::pair<int64_t, int64_t>> first_last_stage_layers(const Job& job);
 
 // Megatron's --pipeline-model-parallel-layout for layer counts per model chunk in pipeline
 // order (chunk c of stage s at c*pp + s): the embedding on the first chunk, the loss on the
