@@ -50,6 +50,12 @@ struct TrainingSpec {
   // reduction in the 16-bit training dtype (NeMo and Megatron-Bridge performance recipes);
   // unset: the framework's own (fp32 for Megatron's 16-bit mixed precision).
   std::optional<bool> grad_reduce_in_fp32;
+  // PyTorch's CUDA caching allocator with expandable segments
+  // (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): it maps physical pages into one
+  // growing virtual segment instead of caching fixed segments, so the memory it reserves
+  // follows what is allocated and the fragmentation reserve of the memory model
+  // (FrameworkTraits::allocator_fragmentation) goes; cost_models/memory_model.cpp.
+  bool expandable_segments = false;
   RunSpec run;
 
   double tokens_per_step() const {

@@ -52,5 +52,22 @@ TEST(WeightMemory, Fp8ParametersReplaceTheSixteenBitWeightsOnHopper) {
   EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-b200")), 4.0, 1e-9);
 }
 
+// PyTorch's expandable segments: the allocator reserves what is allocated, so the
+// fragmentation reserve of the per-step tensors goes and nothing else moves.
+TEST(AllocatorMemory, ExpandableSegmentsRemoveTheFragmentationReserveOnly) {
+  const Job cached = job_for("megatron-core", "bf16", "dgx-h100");
+  Job expandable = cached;
+  expandable.training.expandable_segments = true;
+  for (std::size_t s = 0; s < 12; ++s) {
+    const StageMemory a = estimate_memory(cached).stages[s];
+    const StageMemory b = estimate_memory(expandable).stages[s];
+    const double per_step = a.activations_bytes + a.transient_bytes + a.logits_bytes;
+    // FrameworkTraits::allocator_fragmentation 0.15 of the reserved pool: in use / 0.85.
+    EXPECT_NEAR(a.fragmentation_bytes, per_step * 0.15 / 0.85, 1e-6 * per_step);
+    EXPECT_EQ(b.fragmentation_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(b.total_bytes(), a.total_bytes() - a.fragmentation_bytes);
+  }
+}
+
 }  // namespace
 }  // namespace parplan::cost

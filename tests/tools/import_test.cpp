@@ -180,6 +180,35 @@ TEST(Import, ExplicitSplitsAndShardingComeBack) {
   }
 }
 
+// PyTorch's expandable segments (training.expandable_segments) live in the launching
+// environment: the Megatron-LM script exports the variable and reads it back; the other
+// formats name it in their header, since their files do not set the process environment.
+TEST(Import, ExpandableSegmentsTravelInTheEnvironment) {
+  Job job = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 64, "seq_length": 4096, "expandable_segments": true},
+      "plan": {"tp": 2}})");
+  ASSERT_TRUE(job.training.expandable_segments);
+  const std::string script = tools::export_launch_settings(job, ExportFormat::Megatron);
+  EXPECT_NE(script.find("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+            std::string::npos);
+  tools::ImportOptions options{"dgx-h100", 1, job.model.vocab_size, "."};
+  const auto back = tools::import_launch(ExportFormat::Megatron, script, "launch.sh", options);
+  EXPECT_TRUE(back.unread.empty());
+  EXPECT_EQ(back.job["training"].value("expandable_segments", false), true);
+  for (ExportFormat format : {ExportFormat::Nemo, ExportFormat::Torchtitan}) {
+    EXPECT_NE(tools::export_launch_settings(job, format)
+                  .find("# environment: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+              std::string::npos);
+  }
+  job.training.expandable_segments = false;
+  EXPECT_EQ(tools::export_launch_settings(job, ExportFormat::Megatron).find("PYTORCH_CUDA_ALLOC"),
+            std::string::npos);
+  const auto plain = tools::import_launch(
+      ExportFormat::Megatron, tools::export_launch_settings(job, ExportFormat::Megatron),
+      "launch.sh", options);
+  EXPECT_FALSE(plain.job["training"].contains("expandable_segments"));
+}
+
 // The MoE dispatcher and the batch-level overlap come back: "auto" stays unset, a dispatcher
 // other than auto's for the plan is written, and the overlap is read from the flags/fields.
 TEST(Import, MoeDispatcherAndOverlapComeBack) {

@@ -208,9 +208,6 @@ const std::map<std::string, std::string>& runs_allowed_not_to_fit() {
       {"mbridge2511_gb200_LLAMA3-70B_64gpu",
        "199 of 185 GiB with the recipe's 40 offloaded layers: the 15% allocator reserve (27 GiB) "
        "and the 12 GiB logits buffer of the fused TE cross-entropy are not modelled per recipe"},
-      {"mbridge2511_gb200_LLAMA3.1-405B_256gpu",
-       "200 of 185 GiB: the recipe runs PyTorch expandable segments (PYTORCH_CUDA_ALLOC_CONF), "
-       "which the 15% allocator reserve (22 GiB) does not model"},
       {"dgxc_llama31_405b_bf16_576gpu",
        "83 of 80 GiB: the dgxc NeMo config (recompute, gradient dtype) was not found; with fp32 "
        "gradients the buffer alone is 22 GiB"},

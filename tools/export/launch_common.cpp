@@ -67,6 +67,13 @@ std::string header(const Job& job, std::string_view format_title, std::string_vi
     out += std::string("# note: the job's framework is ") + to_string(job.framework) +
            "; parplan's predictions assume that framework, not this one\n";
   }
+  // An allocator setting the process must see before CUDA starts, so it belongs to the
+  // launching environment in every format (the Megatron-LM script also exports it).
+  if (job.training.expandable_segments) {
+    out +=
+        "# environment: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+        "(training.expandable_segments; the memory prediction assumes it)\n";
+  }
   return out;
 }
 

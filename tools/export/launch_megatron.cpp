@@ -354,6 +354,10 @@ std::string export_megatron(const Job& job) {
     a.flag("--finetune");
   }
   out += connections_line(job);
+  if (job.training.expandable_segments) {
+    out +=
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # training.expandable_segments\n";
+  }
   out += "MEGATRON_ARGS=(\n" + a.text() + ")\n";
   char launch_line[200];
   std::snprintf(launch_line, sizeof launch_line,

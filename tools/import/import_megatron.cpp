@@ -265,6 +265,11 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   if (precision == "fp8") d.fp8_param_gather = s.has("--fp8-param-gather");
   t["precision"] = precision;
   t["method"] = s.has("--finetune") ? "sft" : "pretrain";
+  // PyTorch's allocator option (core/training_spec.h), as the export writes it.
+  if (const LaunchSetting* alloc = s.get("env PYTORCH_CUDA_ALLOC_CONF");
+      alloc != nullptr && alloc->value.find("expandable_segments:True") != std::string::npos) {
+    t["expandable_segments"] = true;
+  }
   d.overlaps_grad_reduce = s.has("--overlap-grad-reduce");
   d.overlaps_param_gather = s.has("--overlap-param-gather");
   d.num_nodes = s.integer("torchrun --nnodes").value_or(0);
