@@ -58,7 +58,7 @@ TrainingSpec parse_training_spec(const Json& object, const std::string& file,
                                 : TrainingMethod::Pretrain;
   t.lora_rank = in.int_or("lora_rank", 16, 1, 1'000'000);
   t.grad_reduce_in_fp32 = in.optional_bool("grad_reduce_in_fp32");
-  t.expandable_segments = in.optional_bool("expandable_segments").value_or(false);
+  t.expandable_segments = in.optional_bool("expandable_segments");
   t.run = parse_run_keys(in);
   in.finish();
   return t;
@@ -71,7 +71,7 @@ Json training_spec_to_json(const TrainingSpec& t) {
               {"method", to_string(t.method)}};
   if (t.method == TrainingMethod::Lora) out["lora_rank"] = t.lora_rank;
   if (t.grad_reduce_in_fp32) out["grad_reduce_in_fp32"] = *t.grad_reduce_in_fp32;
-  if (t.expandable_segments) out["expandable_segments"] = true;
+  if (t.expandable_segments) out["expandable_segments"] = *t.expandable_segments;
   // The run keys only when the job has them: jobs without keep their JSON unchanged.
   if (t.run.total_tokens) {
     out["total_tokens"] = *t.run.total_tokens;

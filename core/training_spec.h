@@ -54,8 +54,9 @@ struct TrainingSpec {
   // (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): it maps physical pages into one
   // growing virtual segment instead of caching fixed segments, so the memory it reserves
   // follows what is allocated and the fragmentation reserve of the memory model
-  // (FrameworkTraits::allocator_fragmentation) goes; cost_models/memory_model.cpp.
-  bool expandable_segments = false;
+  // (FrameworkTraits::allocator_fragmentation) goes; cost_models/memory_model.cpp. Unset:
+  // false.
+  std::optional<bool> expandable_segments;
   RunSpec run;
 
   double tokens_per_step() const {

@@ -316,11 +316,48 @@ bool selected_automatically(CalibrationFactor f) {
   return f != CalibrationFactor::MicroBatchOverhead;
 }
 
+// The next factor of forward selection: among the candidates whose fit together with the
+// chosen ones lowers both the AICc and the leave-one-out loss (PRESS), the one with the lowest
+// PRESS; null when none does. `best_fit` receives its fit.
+const Candidate* next_factor(const Samples& samples, const std::vector<Candidate>& candidates,
+                             const Factors& chosen,
+                             const std::vector<std::vector<double>>& chosen_columns, double loss,
+                             double press, std::vector<FactorReport>& reports, SetFit& best_fit) {
+  const std::size_t n = samples.size();
+  const Candidate* best = nullptr;
+  for (const Candidate& c : candidates) {
+    if (std::find(chosen.begin(), chosen.end(), c.factor) != chosen.end()) continue;
+    if (!selected_automatically(c.factor)) continue;
+    const double r2 = explained_by(c.column, chosen_columns);
+    if (r2 > kMaxExplainedByOthers) {
+      report_of(reports, c.factor).reason = identifiability_reason(r2);
+      continue;
+    }
+    Factors trial = chosen;
+    trial.push_back(c.factor);
+    const SetFit fit = fit_time_factors(samples, trial, Calibration{});
+    const bool qualifies = aicc(fit.loss, n, trial.size()) < aicc(loss, n, chosen.size()) &&
+                           fit.leave_one_out_loss < press;
+    if (qualifies && (best == nullptr || fit.leave_one_out_loss < best_fit.leave_one_out_loss)) {
+      best_fit = fit;
+      best = &c;
+    }
+  }
+  return best;
+}
+
 // Forward selection (see the header); fills each factor's report.
 Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candidates,
                            std::vector<FactorReport>& reports) {
   const std::size_t budget = samples.size() / kRunsPerFactor;
   const double loss0 = soft_l1_loss(log_time_residuals(samples, Calibration{}), kLogLossScale);
+  for (const Candidate& c : candidates) {
+    if (!selected_automatically(c.factor)) {
+      report_of(reports, c.factor).reason =
+          std::string("not fitted: fitted only when requested (--factors ") + to_string(c.factor) +
+          ")";
+    }
+  }
   Calibration current;
   double loss = loss0;
   double press = loss0;
@@ -330,37 +367,10 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
   // nothing is left for another factor to explain.
   constexpr double kExactLossPerRun = 1e-8;
   while (chosen.size() < budget && loss > kExactLossPerRun * static_cast<double>(samples.size())) {
-    const Candidate* best = nullptr;
     SetFit best_fit{current, loss, press};
-    for (const Candidate& c : candidates) {
-      if (std::find(chosen.begin(), chosen.end(), c.factor) != chosen.end()) continue;
-      if (!selected_automatically(c.factor)) {
-        report_of(reports, c.factor).reason =
-            std::string("not fitted: fitted only when requested (--factors ") +
-            to_string(c.factor) + ")";
-        continue;
-      }
-      const double r2 = explained_by(c.column, chosen_columns);
-      if (r2 > kMaxExplainedByOthers) {
-        report_of(reports, c.factor).reason = identifiability_reason(r2);
-        continue;
-      }
-      Factors trial = chosen;
-      trial.push_back(c.factor);
-      const SetFit fit = fit_time_factors(samples, trial, Calibration{});
-      if (best == nullptr ? fit.leave_one_out_loss < press
-                          : fit.leave_one_out_loss < best_fit.leave_one_out_loss) {
-        best_fit = fit;
-        best = &c;
-      }
-    }
-    const std::size_t n = samples.size();
-    // Kept when it lowers both the AICc and the leave-one-out loss (PRESS) of the fit.
-    if (best == nullptr ||
-        aicc(best_fit.loss, n, chosen.size() + 1) >= aicc(loss, n, chosen.size()) ||
-        best_fit.leave_one_out_loss >= press) {
-      break;
-    }
+    const Candidate* best =
+        next_factor(samples, candidates, chosen, chosen_columns, loss, press, reports, best_fit);
+    if (best == nullptr) break;
     FactorReport& report = report_of(reports, best->factor);
     report.explained_loss_fraction = loss0 > 0 ? (loss - best_fit.loss) / loss0 : 0.0;
     report.reason = "chosen: removes " + format_number(100 * (loss - best_fit.loss) / loss) +

@@ -7,12 +7,12 @@
 //     step overhead always qualifies), and when it is identifiable: less than 99% of its
 //     effect over the runs (its column of d log t / d factor) is explained by the factors
 //     already chosen (R^2 < 0.99);
-//   - forward selection: each round fits every candidate with the factors chosen so far and
-//     keeps the one with the lowest leave-one-out loss estimated by PRESS (robust_fit.h) if it
-//     lowers both that loss and the corrected Akaike information criterion, AICc =
-//     n ln(loss/n) + 2k + 2k(k+1)/(n-k-1) (Hurvich and Tsai 1989); it stops when none does or
-//     the budget is spent. The per-micro-batch overhead is fitted only when requested
-//     (calibration_fit.cpp: selected_automatically).
+//   - forward selection: each round fits every candidate with the factors chosen so far and,
+//     of those that lower both the fit's leave-one-out loss estimated by PRESS (robust_fit.h)
+//     and the corrected Akaike information criterion, AICc = n ln(loss/n) + 2k +
+//     2k(k+1)/(n-k-1) (Hurvich and Tsai 1989), keeps the one with the lowest PRESS; it stops
+//     when none does or the budget is spent. The per-micro-batch overhead is fitted only when
+//     requested (calibration_fit.cpp: selected_automatically).
 // The fit is robust least squares (robust_fit.h, soft-L1 with scale 0.05) on log(predicted /
 // measured) step time, with a Gaussian prior on each factor centred on the reference system
 // (a maximum a posteriori fit): each fitted factor adds the pseudo-residual

@@ -28,6 +28,12 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
     traits.grad_bytes = 2;
     traits.grad_reduce_bytes = 2;
   }
+  // PyTorch's expandable segments, where the framework allocates through PyTorch. Not a
+  // framework default: torchtitan's run_train.sh sets it (pytorch/torchtitan a5e57e4a9,
+  // 2024-10-22), but its December 2024 benchmark peaks, launcher unstated, are predicted
+  // with the fragmentation reserve (docs/job_file.md).
+  traits.expandable_segments =
+      traits.pytorch_caching_allocator && training.expandable_segments.value_or(false);
   return traits;
 }
 

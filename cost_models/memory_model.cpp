@@ -170,8 +170,7 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
   // segments map pages on demand into one growing segment per stream, so the reserve follows
   // the allocated peak (PyTorch docs, CUDA semantics, "Optimizing memory usage with
   // PYTORCH_CUDA_ALLOC_CONF"); the fragmentation that remains inside a segment is not modelled.
-  const double fragmentation =
-      job.training.expandable_segments ? 0.0 : traits.allocator_fragmentation;
+  const double fragmentation = traits.expandable_segments ? 0.0 : traits.allocator_fragmentation;
   const double per_step = m.activations_bytes + m.transient_bytes + m.logits_bytes;
   m.fragmentation_bytes = per_step * fragmentation / (1.0 - fragmentation);
   return m;

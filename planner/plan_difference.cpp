@@ -20,6 +20,9 @@ const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
       {"dp_comm", {"method", "dp", "zero_stage"}},
       {"fsdp_comm", {"method", "zero_stage", "dp"}},
       {"optimizer", {"method", "zero_stage", "dp"}},
+      // Calibrated overheads (core/calibration.h): one per step, one per micro-batch.
+      {"step_overhead", {}},
+      {"micro_batch_overhead", {"micro-batches"}},
   };
   return keys;
 }
@@ -41,16 +44,30 @@ std::vector<PartDifference> largest_part_differences(const Job& job_a, const cos
   const auto parts_a = a.breakdown.named();
   const auto parts_b = b.breakdown.named();
   const double noise_s = 0.005 * std::max(a.step_time_s, b.step_time_s);
-  for (std::size_t i = 0; i < parts_a.size(); ++i) {
-    const double d = parts_a[i].second - parts_b[i].second;
-    if (d != 0 && std::fabs(d) >= noise_s) diffs.push_back({parts_a[i].first, d, {}});
+  // Parts by name: a part named only when not zero may be missing from one of the two.
+  auto seconds_of = [](const auto& parts, const std::string& name) {
+    for (const auto& [part, seconds] : parts) {
+      if (part == name) return seconds;
+    }
+    return 0.0;
+  };
+  for (const auto& [part, seconds] : parts_a) {
+    const double d = seconds - seconds_of(parts_b, part);
+    if (d != 0 && std::fabs(d) >= noise_s) diffs.push_back({part, d, {}});
+  }
+  for (const auto& [part, seconds] : parts_b) {
+    const bool only_in_b = std::none_of(parts_a.begin(), parts_a.end(),
+                                        [&](const auto& p) { return p.first == part; });
+    if (only_in_b && seconds != 0 && seconds >= noise_s) diffs.push_back({part, -seconds, {}});
   }
   std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) {
     return std::fabs(x.a_minus_b_s) > std::fabs(y.a_minus_b_s);
   });
   if (diffs.size() > max_parts) diffs.resize(max_parts);
   for (auto& diff : diffs) {
-    for (const auto& key : keys_behind_part().at(diff.part)) {
+    const auto keys = keys_behind_part().find(diff.part);
+    if (keys == keys_behind_part().end()) continue;  // a part no plan key moves
+    for (const auto& key : keys->second) {
       std::string va = key_value(job_a, a, key);
       std::string vb = key_value(job_b, b, key);
       if (va != vb) diff.keys.push_back({key, std::move(va), std::move(vb)});

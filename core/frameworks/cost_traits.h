@@ -141,6 +141,12 @@ struct FrameworkTraits {
   // Guo et al. ASPLOS 2024, arXiv 2401.08156: 15% on average, up to 33%, over eight LLMs on
   // A100-80GB). Persistent buffers (weights, gradients, optimizer state) are allocated once.
   double allocator_fragmentation = 0.15;
+  // Whether the framework allocates through PyTorch's CUDA caching allocator, which
+  // training.expandable_segments configures (not XLA's, nor parplan's own executor).
+  bool pytorch_caching_allocator = true;
+  // Resolved for the job (cost_models/framework_traits.cpp): the allocator runs with
+  // expandable segments, so the fragmentation reserve goes (cost_models/memory_model.cpp).
+  bool expandable_segments = false;
 };
 
 }  // namespace parplan

@@ -38,6 +38,7 @@ FrameworkTraits maxtext_cost_traits(const TrainingSpec& /*training*/) {
   // XLA assigns buffers at compile time from the whole program's lifetimes (no caching
   // allocator splitting blocks at run time): little fragmentation.
   t.allocator_fragmentation = 0.05;
+  t.pytorch_caching_allocator = false;
   return t;
 }
 

@@ -47,6 +47,7 @@ FrameworkTraits parplan_cost_traits(const TrainingSpec& training) {
   t.logits_bytes_per_element = 2 * activation_bytes(training.precision);
   t.workspace_gib = 0;
   t.allocator_fragmentation = 0;
+  t.pytorch_caching_allocator = false;
   // Its kernels are measured by `parplan profile` (kernel_gbps); the rest stream.
   t.memory_kernel_bandwidth_fraction = 1.0;
   return t;

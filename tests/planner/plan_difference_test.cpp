@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/job.h"
+
 namespace parplan::planner {
 namespace {
 
@@ -43,6 +47,33 @@ TEST(PlanDifference, PartsComeLargestFirstWithTheKeysBehindThem) {
   EXPECT_EQ(diffs.front().keys.front().value_a, "1");
   EXPECT_EQ(diffs.front().keys.front().value_b, "8");
   EXPECT_EQ(largest_part_differences(dp8, a, pp8, b, 1).size(), 1u);
+}
+
+// A calibrated per-micro-batch overhead differs between plans with different micro-batch
+// counts; it is named with the count behind it (and a plain and a calibrated estimate, whose
+// parts differ in name, compare by name).
+TEST(PlanDifference, CalibratedOverheadsAreNamedWithTheMicroBatchCount) {
+  Calibration c;
+  c.micro_batch_overhead_s = 0.05;
+  c.step_overhead_s = 0.01;
+  const Job mbs1 = calibrated_job(job_with_plan(R"({"dp": 8, "micro_batch_size": 1})"), c);
+  const Job mbs2 = calibrated_job(job_with_plan(R"({"dp": 8, "micro_batch_size": 2})"), c);
+  const auto a = cost::estimate_step(mbs1);
+  const auto b = cost::estimate_step(mbs2);
+  const auto diffs = largest_part_differences(mbs1, a, mbs2, b, 10);
+  const auto overhead = std::find_if(diffs.begin(), diffs.end(), [](const PartDifference& d) {
+    return d.part == "micro_batch_overhead";
+  });
+  ASSERT_NE(overhead, diffs.end());
+  EXPECT_NEAR(overhead->a_minus_b_s, 0.05 * (2 - 1), 1e-12);  // 2 vs 1 micro-batches
+  ASSERT_EQ(overhead->keys.size(), 1u);
+  EXPECT_EQ(overhead->keys.front().key, "micro-batches");
+  const Job plain = job_with_plan(R"({"dp": 8, "micro_batch_size": 1})");
+  for (const auto& d : largest_part_differences(mbs1, a, plain, cost::estimate_step(plain), 10)) {
+    if (d.part == "micro_batch_overhead") {
+      EXPECT_NEAR(d.a_minus_b_s, 0.05 * 2, 1e-12);
+    }
+  }
 }
 
 }  // namespace

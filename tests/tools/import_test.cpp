@@ -181,13 +181,13 @@ TEST(Import, ExplicitSplitsAndShardingComeBack) {
 }
 
 // PyTorch's expandable segments (training.expandable_segments) live in the launching
-// environment: the Megatron-LM script exports the variable and reads it back; the other
-// formats name it in their header, since their files do not set the process environment.
+// environment, which the allocator reads when CUDA starts: the Megatron-LM script exports the
+// variable and reads it back; the other formats name it in their header for the launcher.
 TEST(Import, ExpandableSegmentsTravelInTheEnvironment) {
   Job job = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 1},
       "training": {"global_batch_size": 64, "seq_length": 4096, "expandable_segments": true},
       "plan": {"tp": 2}})");
-  ASSERT_TRUE(job.training.expandable_segments);
+  ASSERT_EQ(job.training.expandable_segments, true);
   const std::string script = tools::export_launch_settings(job, ExportFormat::Megatron);
   EXPECT_NE(script.find("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
             std::string::npos);

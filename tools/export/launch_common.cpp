@@ -69,12 +69,16 @@ std::string header(const Job& job, std::string_view format_title, std::string_vi
   }
   // An allocator setting the process must see before CUDA starts, so it belongs to the
   // launching environment in every format (the Megatron-LM script also exports it).
-  if (job.training.expandable_segments) {
+  if (uses_expandable_segments(job)) {
     out +=
         "# environment: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
         "(training.expandable_segments; the memory prediction assumes it)\n";
   }
   return out;
+}
+
+bool uses_expandable_segments(const Job& job) {
+  return cost::framework_traits(job.framework, job.training, job.plan).expandable_segments;
 }
 
 std::vector<int> moe_layer_pattern(const ModelSpec& model) {

@@ -354,7 +354,7 @@ std::string export_megatron(const Job& job) {
     a.flag("--finetune");
   }
   out += connections_line(job);
-  if (job.training.expandable_segments) {
+  if (launch::uses_expandable_segments(job)) {
     out +=
         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # training.expandable_segments\n";
   }

@@ -265,10 +265,18 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   if (precision == "fp8") d.fp8_param_gather = s.has("--fp8-param-gather");
   t["precision"] = precision;
   t["method"] = s.has("--finetune") ? "sft" : "pretrain";
-  // PyTorch's allocator option (core/training_spec.h), as the export writes it.
-  if (const LaunchSetting* alloc = s.get("env PYTORCH_CUDA_ALLOC_CONF");
-      alloc != nullptr && alloc->value.find("expandable_segments:True") != std::string::npos) {
-    t["expandable_segments"] = true;
+  // PyTorch's allocator option (core/training_spec.h), under its current and its deprecated
+  // name; other allocator settings are named in a note, since the model does not follow them.
+  for (const char* name : {"env PYTORCH_ALLOC_CONF", "env PYTORCH_CUDA_ALLOC_CONF"}) {
+    const LaunchSetting* alloc = s.get(name);
+    if (alloc == nullptr) continue;
+    if (alloc->value.find("expandable_segments:True") != std::string::npos) {
+      t["expandable_segments"] = true;
+    } else {
+      d.notes.push_back(
+          std::string(name).substr(4) + "=" + alloc->value +
+          ": allocator settings other than expandable_segments:True are not modelled");
+    }
   }
   d.overlaps_grad_reduce = s.has("--overlap-grad-reduce");
   d.overlaps_param_gather = s.has("--overlap-param-gather");

@@ -7,9 +7,17 @@ namespace parplan::tools::chart {
 
 std::string_view part_color(std::string_view part) {
   static const std::map<std::string_view, std::string_view> colors = {
-      {"compute", "#3566a8"}, {"recompute", "#8fb8e0"}, {"tp_comm", "#e07b00"},
-      {"cp_comm", "#f2b56b"}, {"ep_comm", "#c8423a"},   {"pipeline_bubble", "#9a9a9a"},
-      {"dp_comm", "#3c8d40"}, {"fsdp_comm", "#98cf8e"}, {"optimizer", "#8b5fa8"},
+      {"compute", "#3566a8"},
+      {"recompute", "#8fb8e0"},
+      {"tp_comm", "#e07b00"},
+      {"cp_comm", "#f2b56b"},
+      {"ep_comm", "#c8423a"},
+      {"pipeline_bubble", "#9a9a9a"},
+      {"dp_comm", "#3c8d40"},
+      {"fsdp_comm", "#98cf8e"},
+      {"optimizer", "#8b5fa8"},
+      {"step_overhead", "#6b4c2a"},
+      {"micro_batch_overhead", "#b08a5a"},
   };
   auto it = colors.find(part);
   return it == colors.end() ? "#555555" : it->second;
