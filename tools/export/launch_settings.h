@@ -81,7 +81,7 @@ Fp8Launch fp8_launch(const Job& job);
 std::string header(const Job& job, std::string_view format_title, std::string_view sources);
 
 // Whether the job's memory prediction assumes PyTorch's expandable segments
-// (training.expandable_segments, else the framework launcher's default).
+// (training.expandable_segments, where the framework allocates through PyTorch).
 bool uses_expandable_segments(const Job& job);
 
 // 1 per layer that has an MoE MLP, 0 per dense layer, in layer order.
