@@ -55,10 +55,14 @@ std::vector<PartDifference> largest_part_differences(const Job& job_a, const cos
     const double d = seconds - seconds_of(parts_b, part);
     if (d != 0 && std::fabs(d) >= noise_s) diffs.push_back({part, d, {}});
   }
-  for (const auto& [part, seconds] : parts_b) {
+  for (const auto& entry : parts_b) {
+    // A named pair, not a structured binding: clang before 16 lets no lambda capture those.
+    const std::string& part = entry.first;
     const bool only_in_b = std::none_of(parts_a.begin(), parts_a.end(),
                                         [&](const auto& p) { return p.first == part; });
-    if (only_in_b && seconds != 0 && seconds >= noise_s) diffs.push_back({part, -seconds, {}});
+    if (only_in_b && entry.second != 0 && entry.second >= noise_s) {
+      diffs.push_back({part, -entry.second, {}});
+    }
   }
   std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) {
     return std::fabs(x.a_minus_b_s) > std::fabs(y.a_minus_b_s);
