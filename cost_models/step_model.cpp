@@ -201,8 +201,6 @@ void add_unpaired_a2a(ChunkTime& c, const PairedA2a& paired, double unpaired) {
   c.backward.compute -= unpaired * paired.compute_cost_backward;
 }
 
-// Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
-// first chunk and the output layer on the last.
 // A calibrated host overhead per micro-batch and stage (core/calibration.h), spread over the
 // stage's vpp chunks: a third in the forward pass, two thirds in the backward, which launches
 // about twice the kernels. Nothing is added without a calibration.
@@ -214,6 +212,8 @@ void add_micro_batch_overhead(ChunkTime& c, const CostContext& ctx) {
   c.micro_batch_overhead += overhead_s;
 }
 
+// Per stage and chunk: one micro-batch's forward and backward times, the embedding on the
+// first chunk and the output layer on the last.
 ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
                        const std::vector<StageParameters>& stages, const FsdpCosts& fsdp,
                        bool per_layer_fsdp, const OffloadTransfer& offload) {

@@ -51,18 +51,17 @@ std::vector<PartDifference> largest_part_differences(const Job& job_a, const cos
     }
     return 0.0;
   };
-  for (const auto& [part, seconds] : parts_a) {
-    const double d = seconds - seconds_of(parts_b, part);
-    if (d != 0 && std::fabs(d) >= noise_s) diffs.push_back({part, d, {}});
-  }
-  for (const auto& entry : parts_b) {
-    // A named pair, not a structured binding: clang before 16 lets no lambda capture those.
-    const std::string& part = entry.first;
-    const bool only_in_b = std::none_of(parts_a.begin(), parts_a.end(),
-                                        [&](const auto& p) { return p.first == part; });
-    if (only_in_b && entry.second != 0 && entry.second >= noise_s) {
-      diffs.push_back({part, -entry.second, {}});
+  std::vector<std::string> names;
+  for (const auto& parts : {parts_a, parts_b}) {
+    for (const auto& entry : parts) {
+      if (std::find(names.begin(), names.end(), entry.first) == names.end()) {
+        names.push_back(entry.first);
+      }
     }
+  }
+  for (const std::string& part : names) {
+    const double d = seconds_of(parts_a, part) - seconds_of(parts_b, part);
+    if (d != 0 && std::fabs(d) >= noise_s) diffs.push_back({part, d, {}});
   }
   std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) {
     return std::fabs(x.a_minus_b_s) > std::fabs(y.a_minus_b_s);
