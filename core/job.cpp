@@ -176,6 +176,16 @@ void check_moe_sequence_parallel(const Job& job, const std::string& file) {
           " requires sequence parallelism for MoE with tensor parallelism), or tp = 1");
 }
 
+// Expandable segments configure PyTorch's caching allocator: a framework that allocates
+// otherwise (XLA, parplan's executor) ignores the setting, and the user should know.
+void warn_unused_expandable_segments(Job& job) {
+  if (!job.training.expandable_segments.value_or(false)) return;
+  if (framework_info(job.framework).cost_traits(job.training).pytorch_caching_allocator) return;
+  job.warnings.push_back(job.file + ": training.expandable_segments: true has no effect with " +
+                         to_string(job.framework) +
+                         ", which does not allocate through PyTorch's caching allocator");
+}
+
 Job parse_job(const Json& object, const std::string& file, const std::string& base_dir,
               PlanCheck plan_check) {
   JsonReader in(object, file, "");
@@ -257,6 +267,7 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
   }
   job.training = parse_training_spec(*training, file, "training");
   warn_beyond_max_positions(job);
+  warn_unused_expandable_segments(job);
   // fp8 training needs fp8 tensor cores (Hopper, Ada, Blackwell, MI300): Transformer Engine
   // refuses it elsewhere. Other precisions a GPU lacks run on its 16-bit tensor cores
   // (GpuSpec::computed_as: bf16 on a V100 is costed at its fp16 rate).

@@ -93,6 +93,24 @@ TEST(Job, SequenceBeyondMaxPositionsIsAWarningNamingTheKey) {
   EXPECT_TRUE(load_job(dir + "/short.json").warnings.empty());
 }
 
+// Expandable segments configure PyTorch's caching allocator: on MaxText (XLA) the key changes
+// nothing, and the job says so instead of ignoring it silently.
+TEST(Job, ExpandableSegmentsWithoutPyTorchAllocatorIsAWarning) {
+  const auto job_with = [](const std::string& framework) {
+    return parse_job(parse_json(R"({"framework": ")" + framework + R"(", "model": "llama3.1-8b",
+        "cluster": {"node": "dgx-h100", "num_gpus": 8},
+        "training": {"global_batch_size": 8, "seq_length": 4096, "expandable_segments": true}})",
+                                "job.json"),
+                     "job.json", "");
+  };
+  const Job maxtext = job_with("maxtext");
+  ASSERT_EQ(maxtext.warnings.size(), 1u);
+  EXPECT_EQ(maxtext.warnings[0],
+            "job.json: training.expandable_segments: true has no effect with maxtext, which does "
+            "not allocate through PyTorch's caching allocator");
+  EXPECT_TRUE(job_with("megatron-core").warnings.empty());
+}
+
 TEST(Job, ModelFolderMeansItsConfigJson) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(testing::TempDir()) / "hf_folder_job";

@@ -209,6 +209,41 @@ TEST(Import, ExpandableSegmentsTravelInTheEnvironment) {
   EXPECT_FALSE(plain.job["training"].contains("expandable_segments"));
 }
 
+// The allocator variable holds comma-separated settings: expandable_segments is read from the
+// variable in force (the current name over the deprecated one), the other settings and a
+// disagreement between the two names are named in notes, and an unset variable counts as absent.
+TEST(Import, AllocatorSettingsAreReadOneByOne) {
+  Job job = job_from(R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": {"tp": 2}})");
+  const std::string script = tools::export_launch_settings(job, ExportFormat::Megatron);
+  tools::ImportOptions options{"dgx-h100", 1, job.model.vocab_size, "."};
+  const auto read = [&](const std::string& env) {
+    return tools::import_launch(ExportFormat::Megatron, env + "\n" + script, "launch.sh", options);
+  };
+  const auto joined = [](const std::vector<std::string>& notes) {
+    std::string all;
+    for (const auto& n : notes) all += n + "\n";
+    return all;
+  };
+  const auto combined =
+      read("export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True");
+  EXPECT_EQ(combined.job["training"].value("expandable_segments", false), true);
+  EXPECT_NE(joined(combined.notes).find("max_split_size_mb:128 not modelled"), std::string::npos)
+      << joined(combined.notes);
+
+  const auto both = read(
+      "export PYTORCH_ALLOC_CONF=expandable_segments:False\n"
+      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  EXPECT_EQ(both.job["training"].value("expandable_segments", true), false);
+  EXPECT_NE(joined(both.notes).find("differ"), std::string::npos) << joined(both.notes);
+
+  const auto unset = read(
+      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+      "unset PYTORCH_CUDA_ALLOC_CONF");
+  EXPECT_FALSE(unset.job["training"].contains("expandable_segments"));
+  EXPECT_EQ(joined(unset.notes).find("ALLOC_CONF"), std::string::npos) << joined(unset.notes);
+}
+
 // The MoE dispatcher and the batch-level overlap come back: "auto" stays unset, a dispatcher
 // other than auto's for the plan is written, and the overlap is read from the flags/fields.
 TEST(Import, MoeDispatcherAndOverlapComeBack) {

@@ -248,6 +248,44 @@ void read_moe_dispatch(SettingTable& s, ImportDraft& d) {
                       delay_wgrad, "--delay-wgrad-compute");
 }
 
+// PyTorch's allocator option (core/training_spec.h: training.expandable_segments), under its
+// current name and its deprecated one. PyTorch releases differ in which they read first
+// (c10/cuda/CUDAAllocatorConfig.h, CUDAAllocatorConfig::instance()); the current name is taken
+// here and a disagreement is named. The value is comma-separated "key:value" settings; the
+// ones the model does not follow are named in a note.
+void read_allocator_conf(SettingTable& s, ImportDraft& d) {
+  const LaunchSetting* current = s.get("env PYTORCH_ALLOC_CONF");
+  const LaunchSetting* deprecated = s.get("env PYTORCH_CUDA_ALLOC_CONF");
+  if (current != nullptr && current->value.empty()) current = nullptr;  // unset or empty
+  if (deprecated != nullptr && deprecated->value.empty()) deprecated = nullptr;
+  const LaunchSetting* used = current != nullptr ? current : deprecated;
+  if (used == nullptr) return;
+  const std::string name = used == current ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+  if (current != nullptr && deprecated != nullptr && current->value != deprecated->value) {
+    d.notes.push_back("PYTORCH_ALLOC_CONF=" + current->value +
+                      " and PYTORCH_CUDA_ALLOC_CONF=" + deprecated->value +
+                      " differ; PyTorch releases differ in which they read, parplan read "
+                      "PYTORCH_ALLOC_CONF");
+  }
+  std::vector<std::string> not_modelled;
+  std::stringstream items(used->value);
+  for (std::string item; std::getline(items, item, ',');) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item == "expandable_segments:True" || item == "expandable_segments:False") {
+      d.training["expandable_segments"] = item == "expandable_segments:True";
+    } else if (!item.empty()) {
+      not_modelled.push_back(item);
+    }
+  }
+  if (!not_modelled.empty()) {
+    std::string list;
+    for (const auto& item : not_modelled) list += (list.empty() ? "" : ", ") + item;
+    d.notes.push_back(name + ": " + list +
+                      " not modelled (of PyTorch's allocator settings, parplan follows "
+                      "expandable_segments)");
+  }
+}
+
 }  // namespace
 
 ImportDraft read_megatron_launch(SettingTable& s) {
@@ -265,19 +303,7 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   if (precision == "fp8") d.fp8_param_gather = s.has("--fp8-param-gather");
   t["precision"] = precision;
   t["method"] = s.has("--finetune") ? "sft" : "pretrain";
-  // PyTorch's allocator option (core/training_spec.h), under its current and its deprecated
-  // name; other allocator settings are named in a note, since the model does not follow them.
-  for (const char* name : {"env PYTORCH_ALLOC_CONF", "env PYTORCH_CUDA_ALLOC_CONF"}) {
-    const LaunchSetting* alloc = s.get(name);
-    if (alloc == nullptr) continue;
-    if (alloc->value.find("expandable_segments:True") != std::string::npos) {
-      t["expandable_segments"] = true;
-    } else {
-      d.notes.push_back(
-          std::string(name).substr(4) + "=" + alloc->value +
-          ": allocator settings other than expandable_segments:True are not modelled");
-    }
-  }
+  read_allocator_conf(s, d);
   d.overlaps_grad_reduce = s.has("--overlap-grad-reduce");
   d.overlaps_param_gather = s.has("--overlap-param-gather");
   d.num_nodes = s.integer("torchrun --nnodes").value_or(0);
