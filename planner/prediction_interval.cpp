@@ -110,12 +110,14 @@ std::optional<PredictionInterval> peak_memory_interval(const ErrorModel& model,
   return interval(model, job, predicted_gib, exclude_family, true);
 }
 
-CoverageCheck leave_one_family_out(const ErrorModel& model, bool memory) {
+CoverageCheck leave_one_family_out(const ErrorModel& model, bool memory,
+                                   const std::function<bool(const ErrorModelRun&)>& counted) {
   std::set<std::string> families;
   std::vector<double> half_widths;
   int inside = 0;
   for (const auto& run : model.runs) {
     if (memory && !run.memory_log_residual) continue;
+    if (counted && !counted(run)) continue;
     families.insert(run.source_family);
     // Predicted 1, so the reference is exp(-residual).
     const double residual = memory ? *run.memory_log_residual : run.step_time_log_residual;

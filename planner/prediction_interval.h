@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -53,7 +54,11 @@ struct CoverageCheck {
   double coverage = 0;           // share of references inside their interval
   double median_half_width = 0;  // (high - low) / (2 * predicted), median over runs
 };
-CoverageCheck leave_one_family_out(const ErrorModel& model, bool memory);
+// `counted`: the runs whose intervals enter the figures (all when empty); every run still
+// serves as data for the others' intervals.
+CoverageCheck leave_one_family_out(
+    const ErrorModel& model, bool memory,
+    const std::function<bool(const ErrorModelRun&)>& counted = nullptr);
 
 // The share of GPU memory a plan may use so that its real peak fits with 90% confidence
 // (one-sided): exp of the memory residuals' floor((n+1)*0.1) order statistic, at most 1.

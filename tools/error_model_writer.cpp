@@ -29,7 +29,8 @@ Json check_json(const planner::CoverageCheck& c) {
 
 }  // namespace
 
-planner::ErrorModel build_error_model(const std::vector<std::string>& files) {
+planner::ErrorModel build_error_model(const std::vector<std::string>& files,
+                                      std::map<std::string, std::string>* file_of_run) {
   planner::ErrorModel model;
   // A measurement that two files hold under one id (a table row that a file of published runs
   // also carries) is one run: the first file's entry counts, so no residual weighs twice. Both
@@ -52,6 +53,7 @@ planner::ErrorModel build_error_model(const std::vector<std::string>& files) {
         }
         continue;
       }
+      if (file_of_run != nullptr) (*file_of_run)[r.run->id] = file;
       planner::ErrorModelRun run;
       run.id = r.run->id;
       run.source_family = run.id.substr(0, run.id.find('_'));
@@ -68,19 +70,34 @@ planner::ErrorModel build_error_model(const std::vector<std::string>& files) {
   return model;
 }
 
-Json error_model_file_json(const planner::ErrorModel& model) {
+Json error_model_file_json(const planner::ErrorModel& model,
+                           const std::map<std::string, std::string>& file_of_run) {
   Json out = planner::error_model_to_json(model);
   out["leave_one_family_out"] = {
       {"step_time", check_json(planner::leave_one_family_out(model, false))},
       {"peak_memory", check_json(planner::leave_one_family_out(model, true))}};
+  // Step-time figures over each file's runs (every run still informs the others' intervals):
+  // which sources the intervals are narrow for, and which wide.
+  if (!file_of_run.empty()) {
+    Json by_file = Json::object();
+    for (const auto& file : model.sources) {
+      const auto from_file = [&](const planner::ErrorModelRun& run) {
+        const auto it = file_of_run.find(run.id);
+        return it != file_of_run.end() && it->second == file;
+      };
+      by_file[file] = check_json(planner::leave_one_family_out(model, false, from_file));
+    }
+    out["leave_one_family_out"]["step_time"]["by_file"] = by_file;
+  }
   out["default_max_memory_fraction"] = rounded(planner::default_max_memory_fraction(model));
   return out;
 }
 
 void write_error_model(const std::vector<std::string>& files, const std::string& out) {
   check_not_overwriting_inputs(out, files);
-  const planner::ErrorModel model = build_error_model(files);
-  const Json json = error_model_file_json(model);
+  std::map<std::string, std::string> file_of_run;
+  const planner::ErrorModel model = build_error_model(files, &file_of_run);
+  const Json json = error_model_file_json(model, file_of_run);
   write_file_atomically(out, json.dump(1) + "\n");
   const Json& loo = json["leave_one_family_out"];
   std::printf("wrote %s: %zu runs from %zu files\n", out.c_str(), model.runs.size(), files.size());
@@ -91,6 +108,11 @@ void write_error_model(const std::vector<std::string>& files, const std::string&
         "%.1f%%, median half-width %.1f%%\n",
         what, c["runs"].get<int>(), c["source_families"].get<int>(),
         100 * c["coverage"].get<double>(), 100 * c["median_half_width"].get<double>());
+  }
+  for (const auto& [file, c] : loo["step_time"]["by_file"].items()) {
+    std::printf("  step_time, runs of %s: %d, coverage %.1f%%, median half-width %.1f%%\n",
+                file.c_str(), c["runs"].get<int>(), 100 * c["coverage"].get<double>(),
+                100 * c["median_half_width"].get<double>());
   }
   std::printf("default --max-memory-fraction: %.3f\n",
               json["default_max_memory_fraction"].get<double>());

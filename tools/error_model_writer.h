@@ -6,6 +6,7 @@
 // tests/tools/error_model_file_test.cpp checks that planner/data/error_model.json is current.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,14 @@ namespace parplan::tools {
 
 // Entries a file cannot read or the model cannot predict are left out (named on stderr); a run
 // whose id an earlier file already gave counts once.
-planner::ErrorModel build_error_model(const std::vector<std::string>& files);
+// `file_of_run`, when given, receives the file each counted run came from (by run id).
+planner::ErrorModel build_error_model(const std::vector<std::string>& files,
+                                      std::map<std::string, std::string>* file_of_run = nullptr);
 
-// The model's JSON with its leave-one-family-out check ("leave_one_family_out").
-Json error_model_file_json(const planner::ErrorModel& model);
+// The model's JSON with its leave-one-family-out check ("leave_one_family_out"), over all runs
+// and, given `file_of_run`, over each file's runs ("by_file").
+Json error_model_file_json(const planner::ErrorModel& model,
+                           const std::map<std::string, std::string>& file_of_run = {});
 
 // Writes OUT atomically and prints the check's numbers.
 void write_error_model(const std::vector<std::string>& files, const std::string& out);

@@ -107,6 +107,15 @@ TEST(PredictionInterval, LeaveOneFamilyOutUsesOnlyOtherFamilies) {
   add_runs(shifted, "b", features("megatron", "hopper", 64), 10, 0.20);
   // Family b's residuals 0.2 ... 2.0 against a's 0.01 ... 0.1: no run inside the other's.
   EXPECT_EQ(leave_one_family_out(shifted, false).coverage, 0.0);
+  // Counting only family a's runs: their intervals still come from family b's.
+  const auto only_a = [](const ErrorModelRun& run) { return run.source_family == "a"; };
+  const CoverageCheck a = leave_one_family_out(shifted, false, only_a);
+  EXPECT_EQ(a.runs, 10);
+  EXPECT_EQ(a.families, 1);
+  EXPECT_EQ(a.coverage, 0.0);
+  // a's intervals come from b's widely spread residuals, b's from a's narrow ones.
+  const auto only_b = [](const ErrorModelRun& run) { return run.source_family == "b"; };
+  EXPECT_GT(a.median_half_width, leave_one_family_out(shifted, false, only_b).median_half_width);
 }
 
 TEST(PredictionInterval, ErrorModelJsonRoundTrips) {
@@ -183,7 +192,10 @@ TEST(PredictionInterval, HonestOnUnseenSourceFamilies) {
   EXPECT_EQ(check.runs, static_cast<int>(model.runs.size()));
   EXPECT_GE(check.coverage, 0.70);
   EXPECT_LE(check.coverage, 0.95);
-  EXPECT_LE(check.median_half_width, 0.14);
+  // 0.132 over 213 runs; 0.171 with Megatron-Bridge's seven archive tables (168 runs whose
+  // MoE rows vary 2x between releases: their own intervals are wide), which narrowed the
+  // intervals of the 208 runs before them from 0.132 to 0.125 (docs/intervals.md).
+  EXPECT_LE(check.median_half_width, 0.175);
   // The memory headroom is a fraction of the GPU that leaves room for under-prediction.
   EXPECT_GT(recommended_max_memory_fraction(), 0.5);
   EXPECT_LE(recommended_max_memory_fraction(), 1.0);
