@@ -4,9 +4,9 @@
 // the other runs of its group (`parplan calibrate`'s leave_one_out). The gates are the levels
 // reached (docs/calibration.md has the table): measured, the held-out MAPE over the 286 runs of
 // the 31 groups falls from 9.3% to 7.7% (0.83x) and the worst group gets worse by 1.7 points:
-// neither the 0.7x nor its one point is reached on this data. The groups run one after another:
-// calibrating them on several threads beside ctest -j oversubscribed CI's two cores and made
-// timing-bounded tests (the executor watchdog, /dev/zero input) miss their limits.
+// neither the 0.7x nor its one point is reached on this data. The groups run one after
+// another: calibrating them on several threads beside ctest -j oversubscribed CI's two cores and
+// made timing-bounded tests (the executor watchdog, /dev/zero input) miss their limits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
