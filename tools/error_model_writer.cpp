@@ -78,17 +78,15 @@ Json error_model_file_json(const planner::ErrorModel& model,
       {"peak_memory", check_json(planner::leave_one_family_out(model, true))}};
   // Step-time figures over each file's runs (every run still informs the others' intervals):
   // which sources the intervals are narrow for, and which wide.
-  if (!file_of_run.empty()) {
-    Json by_file = Json::object();
-    for (const auto& file : model.sources) {
-      const auto from_file = [&](const planner::ErrorModelRun& run) {
-        const auto it = file_of_run.find(run.id);
-        return it != file_of_run.end() && it->second == file;
-      };
-      by_file[file] = check_json(planner::leave_one_family_out(model, false, from_file));
-    }
-    out["leave_one_family_out"]["step_time"]["by_file"] = by_file;
+  Json by_file = Json::object();
+  for (const auto& file : model.sources) {
+    const auto from_file = [&](const planner::ErrorModelRun& run) {
+      const auto it = file_of_run.find(run.id);
+      return it != file_of_run.end() && it->second == file;
+    };
+    by_file[file] = check_json(planner::leave_one_family_out(model, false, from_file));
   }
+  out["leave_one_family_out"]["step_time"]["by_file"] = by_file;
   out["default_max_memory_fraction"] = rounded(planner::default_max_memory_fraction(model));
   return out;
 }

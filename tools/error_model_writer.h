@@ -22,7 +22,7 @@ planner::ErrorModel build_error_model(const std::vector<std::string>& files,
                                       std::map<std::string, std::string>* file_of_run = nullptr);
 
 // The model's JSON with its leave-one-family-out check ("leave_one_family_out"), over all runs
-// and, given `file_of_run`, over each file's runs ("by_file").
+// and over each source file's runs ("by_file": the runs `file_of_run` assigns to it).
 Json error_model_file_json(const planner::ErrorModel& model,
                            const std::map<std::string, std::string>& file_of_run = {});
 

@@ -74,7 +74,7 @@ TEST(NodePresets, FiguresAreInDatasheetRanges) {
       EXPECT_LE(n.gpu.matmul_efficiency[p], 0.95);
     }
     EXPECT_GT(n.gpu.memory_gib, 30.0);
-    EXPECT_LT(n.gpu.memory_gib, 290.0);  // GB300's 288 GB HBM3e is the largest
+    EXPECT_LT(n.gpu.memory_gib, 290.0);  // GB300's 277.5 GiB usable (288 GB HBM3e) is the largest
     EXPECT_GE(n.gpu.hbm_bandwidth_gbps, 800.0);
     EXPECT_LE(n.gpu.hbm_bandwidth_gbps, 8000.0);
     EXPECT_GE(n.intra.busbw_efficiency, 0.65);

@@ -242,6 +242,23 @@ TEST(Import, AllocatorSettingsAreReadOneByOne) {
       "unset PYTORCH_CUDA_ALLOC_CONF");
   EXPECT_FALSE(unset.job["training"].contains("expandable_segments"));
   EXPECT_EQ(joined(unset.notes).find("ALLOC_CONF"), std::string::npos) << joined(unset.notes);
+
+  // PyTorch takes True or False only, and its cudaMallocAsync backend ignores the setting.
+  const auto lowercase = read("export PYTORCH_ALLOC_CONF=expandable_segments:true");
+  EXPECT_FALSE(lowercase.job["training"].contains("expandable_segments"));
+  EXPECT_NE(joined(lowercase.notes).find("rejected by PyTorch"), std::string::npos)
+      << joined(lowercase.notes);
+  const auto async =
+      read("export PYTORCH_ALLOC_CONF=backend:cudaMallocAsync,expandable_segments:True");
+  EXPECT_FALSE(async.job["training"].contains("expandable_segments"));
+  EXPECT_NE(joined(async.notes).find("ignores expandable_segments"), std::string::npos)
+      << joined(async.notes);
+  // The same settings written with spaces are no disagreement.
+  const auto spaced = read(
+      "export PYTORCH_ALLOC_CONF='expandable_segments: True'\n"
+      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  EXPECT_EQ(spaced.job["training"].value("expandable_segments", false), true);
+  EXPECT_EQ(joined(spaced.notes).find("differ"), std::string::npos) << joined(spaced.notes);
 }
 
 // The MoE dispatcher and the batch-level overlap come back: "auto" stays unset, a dispatcher

@@ -1,8 +1,10 @@
 // Megatron-LM arguments read back into a job (the flags of launch_megatron.cpp, names from
 // NVIDIA/Megatron-LM megatron/training/arguments.py at d98e8a64dd; defaults are Megatron's).
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 #include "core/check.h"
 #include "tools/import/import_job.h"
@@ -248,11 +250,32 @@ void read_moe_dispatch(SettingTable& s, ImportDraft& d) {
                       delay_wgrad, "--delay-wgrad-compute");
 }
 
+// One allocator setting, "key:value" with the spaces PyTorch's tokenizer drops removed.
+std::pair<std::string, std::string> allocator_setting(std::string item) {
+  item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+  const auto colon = item.find(':');
+  if (colon == std::string::npos) return {item, ""};
+  return {item.substr(0, colon), item.substr(colon + 1)};
+}
+
+// The settings of an allocator value in order, empty items dropped.
+std::vector<std::pair<std::string, std::string>> allocator_settings(const std::string& value) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::stringstream items(value);
+  for (std::string item; std::getline(items, item, ',');) {
+    auto setting = allocator_setting(item);
+    if (!setting.first.empty()) out.push_back(std::move(setting));
+  }
+  return out;
+}
+
 // PyTorch's allocator option (core/training_spec.h: training.expandable_segments), under its
 // current name and its deprecated one. PyTorch releases differ in which they read first
 // (c10/cuda/CUDAAllocatorConfig.h, CUDAAllocatorConfig::instance()); the current name is taken
-// here and a disagreement is named. The value is comma-separated "key:value" settings; the
-// ones the model does not follow are named in a note.
+// here and a disagreement is named. The value is comma-separated "key:value" settings
+// (c10/core/AllocatorConfig.cpp): expandable_segments takes exactly True or False (PyTorch
+// stops on anything else), the cudaMallocAsync backend ignores it, and the settings the model
+// does not follow are named in a note.
 void read_allocator_conf(SettingTable& s, ImportDraft& d) {
   const LaunchSetting* current = s.get("env PYTORCH_ALLOC_CONF");
   const LaunchSetting* deprecated = s.get("env PYTORCH_CUDA_ALLOC_CONF");
@@ -261,26 +284,42 @@ void read_allocator_conf(SettingTable& s, ImportDraft& d) {
   const LaunchSetting* used = current != nullptr ? current : deprecated;
   if (used == nullptr) return;
   const std::string name = used == current ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
-  if (current != nullptr && deprecated != nullptr && current->value != deprecated->value) {
+  if (used->value.front() == '$') {
+    d.notes.push_back(name + "=" + used->value +
+                      ": a shell variable, not read (give its value for expandable_segments)");
+    return;
+  }
+  const auto settings = allocator_settings(used->value);
+  if (current != nullptr && deprecated != nullptr &&
+      settings != allocator_settings(deprecated->value)) {
     d.notes.push_back("PYTORCH_ALLOC_CONF=" + current->value +
                       " and PYTORCH_CUDA_ALLOC_CONF=" + deprecated->value +
                       " differ; PyTorch releases differ in which they read, parplan read "
                       "PYTORCH_ALLOC_CONF");
   }
-  std::vector<std::string> not_modelled;
-  std::stringstream items(used->value);
-  for (std::string item; std::getline(items, item, ',');) {
-    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
-    if (item == "expandable_segments:True" || item == "expandable_segments:False") {
-      d.training["expandable_segments"] = item == "expandable_segments:True";
-    } else if (!item.empty()) {
-      not_modelled.push_back(item);
+  std::optional<bool> expandable;
+  bool malloc_async = false;
+  std::string not_modelled;
+  for (const auto& [key, value] : settings) {
+    if (key == "expandable_segments" && (value == "True" || value == "False")) {
+      expandable = value == "True";
+    } else if (key == "expandable_segments") {
+      d.notes.push_back(name + ": expandable_segments:" + value +
+                        " is rejected by PyTorch, which takes True or False; not read");
+    } else {
+      malloc_async = malloc_async || (key == "backend" && value == "cudaMallocAsync");
+      not_modelled += (not_modelled.empty() ? "" : ", ") + key + ":" + value;
     }
   }
+  if (expandable && malloc_async) {
+    d.notes.push_back(name +
+                      ": backend:cudaMallocAsync ignores expandable_segments (PyTorch's "
+                      "native-allocator settings); not read");
+  } else if (expandable) {
+    d.training["expandable_segments"] = *expandable;
+  }
   if (!not_modelled.empty()) {
-    std::string list;
-    for (const auto& item : not_modelled) list += (list.empty() ? "" : ", ") + item;
-    d.notes.push_back(name + ": " + list +
+    d.notes.push_back(name + ": " + not_modelled +
                       " not modelled (of PyTorch's allocator settings, parplan follows "
                       "expandable_segments)");
   }
