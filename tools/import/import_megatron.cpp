@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/presets.h"
 #include "tools/import/import_job.h"
 
 namespace parplan::tools {
@@ -299,7 +300,7 @@ void read_allocator_conf(SettingTable& s, ImportDraft& d) {
   }
   std::optional<bool> expandable;
   bool malloc_async = false;
-  std::string not_modelled;
+  std::vector<std::string> not_modelled;
   for (const auto& [key, value] : settings) {
     if (key == "expandable_segments" && (value == "True" || value == "False")) {
       expandable = value == "True";
@@ -308,7 +309,7 @@ void read_allocator_conf(SettingTable& s, ImportDraft& d) {
                         " is rejected by PyTorch, which takes True or False; not read");
     } else {
       malloc_async = malloc_async || (key == "backend" && value == "cudaMallocAsync");
-      not_modelled += (not_modelled.empty() ? "" : ", ") + key + ":" + value;
+      not_modelled.push_back(key + ":" + value);
     }
   }
   if (expandable && malloc_async) {
@@ -319,7 +320,7 @@ void read_allocator_conf(SettingTable& s, ImportDraft& d) {
     d.training["expandable_segments"] = *expandable;
   }
   if (!not_modelled.empty()) {
-    d.notes.push_back(name + ": " + not_modelled +
+    d.notes.push_back(name + ": " + join_names(not_modelled) +
                       " not modelled (of PyTorch's allocator settings, parplan follows "
                       "expandable_segments)");
   }
