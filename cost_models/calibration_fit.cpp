@@ -27,9 +27,10 @@ std::string format_number(double value) {
 using Samples = std::vector<CalibrationSample>;
 
 // The corrected Akaike information criterion of a fit of k factors to n runs with robust loss
-// `loss` (soft-L1 is sum r^2 for small r): n ln(loss/n) + 2k + 2k(k+1)/(n-k-1) (Hurvich and
-// Tsai 1989). A factor is kept only when it lowers it: the loss must fall by more than an
-// extra parameter explains by chance (about 18% for the first factor of 12 runs, 49% of 5).
+// `loss` (the robust losses are sum r^2 for small r): n ln(loss/n) + 2k + 2k(k+1)/(n-k-1)
+// (Hurvich and Tsai 1989). A factor is kept only when it lowers it: the loss must fall by more
+// than an extra parameter explains by chance (about 18% for the first factor of 12 runs, 49% of
+// 5).
 double aicc(double loss, std::size_t n, std::size_t k) {
   const double runs = static_cast<double>(n);
   const double factors = static_cast<double>(k);
@@ -152,6 +153,16 @@ double prior_sigma(CalibrationFactor f) {
   return 0.10;
 }
 
+// The convex soft-L1 fit, then the redescending Cauchy loss from its solution (an M-estimate
+// started from a convex one: Maronna, Martin and Yohai 2006, section 4.4).
+RobustFitResult two_stage_fit(RobustFitProblem p) {
+  p.loss = RobustLoss::SoftL1;
+  const RobustFitResult convex = robust_fit(p);
+  p.loss = RobustLoss::Cauchy;
+  p.start = convex.parameters;
+  return robust_fit(p);
+}
+
 struct SetFit {
   Calibration calibration;
   double loss = 0;
@@ -172,7 +183,7 @@ SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Ca
   p.residuals = [&](const std::vector<double>& u) {
     return log_time_residuals(samples, with_values(base, factors, u, scale));
   };
-  const RobustFitResult plain = robust_fit(p);
+  const RobustFitResult plain = two_stage_fit(p);
   double sum_squares = 0;
   for (double v : plain.residuals) sum_squares += v * v;
   const double dof = std::max(1.0, static_cast<double>(samples.size() - factors.size()));
@@ -190,7 +201,7 @@ SetFit fit_time_factors(const Samples& samples, const Factors& factors, const Ca
     }
     return r;
   };
-  const RobustFitResult r = robust_fit(p);
+  const RobustFitResult r = two_stage_fit(p);
   return {with_values(base, factors, r.parameters, scale), r.loss, r.leave_one_out_loss};
 }
 
@@ -350,7 +361,8 @@ const Candidate* next_factor(const Samples& samples, const std::vector<Candidate
 Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candidates,
                            std::vector<FactorReport>& reports) {
   const std::size_t budget = samples.size() / kRunsPerFactor;
-  const double loss0 = soft_l1_loss(log_time_residuals(samples, Calibration{}), kLogLossScale);
+  const double loss0 =
+      robust_loss(log_time_residuals(samples, Calibration{}), kLogLossScale, RobustLoss::Cauchy);
   for (const Candidate& c : candidates) {
     if (!selected_automatically(c.factor)) {
       report_of(reports, c.factor).reason =
@@ -422,7 +434,7 @@ void fit_memory(const Samples& samples, const std::vector<double>& predicted_gib
     }
     return r;
   };
-  const double loss0 = soft_l1_loss(p.residuals({0.0}), kLogLossScale);
+  const double loss0 = robust_loss(p.residuals({0.0}), kLogLossScale, p.loss);
   const RobustFitResult r = robust_fit(p);
   if (!requested && aicc(r.loss, pred.size(), 1) >= aicc(loss0, pred.size(), 0)) {
     report.reason = "not fitted: does not lower the memory fit's AICc";

@@ -9,6 +9,11 @@ namespace parplan::cost {
 
 namespace {
 
+// rho'(r) / r for z = r / c: the weight of a residual in the reweighted least squares.
+double robust_weight(double z, RobustLoss kind) {
+  return kind == RobustLoss::SoftL1 ? 1.0 / std::sqrt(1.0 + z * z) : 1.0 / (1.0 + z * z);
+}
+
 // Forward-difference step in parameter units (the parameters are logs of fractions or
 // seconds scaled by a typical step: order one).
 constexpr double kDifferenceStep = 1e-4;
@@ -65,7 +70,7 @@ std::vector<double> lm_step(const RobustFitProblem& p, const std::vector<double>
   std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
   std::vector<double> g(n, 0.0);
   for (std::size_t i = 0; i < r.size(); ++i) {
-    const double w = 1.0 / std::sqrt(1.0 + (r[i] / p.loss_scale) * (r[i] / p.loss_scale));
+    const double w = robust_weight(r[i] / p.loss_scale, p.loss);
     for (std::size_t x = 0; x < n; ++x) {
       g[x] -= w * j[i][x] * r[i];
       for (std::size_t y = 0; y < n; ++y) a[x][y] += w * j[i][x] * j[i][y];
@@ -120,7 +125,7 @@ RobustFitResult pattern_search(const RobustFitProblem& p, RobustFitResult best) 
         next[k] = std::clamp(next[k] + sign * h, p.lower[k], p.upper[k]);
         if (next[k] == best.parameters[k]) continue;
         const std::vector<double> r = p.residuals(next);
-        const double loss = soft_l1_loss(r, p.loss_scale);
+        const double loss = robust_loss(r, p.loss_scale, p.loss);
         if (loss < best.loss) {
           best.parameters = next;
           best.residuals = r;
@@ -146,8 +151,7 @@ double leave_one_out_loss(const RobustFitProblem& p, const RobustFitResult& fit)
   std::vector<double> w(fit.residuals.size());
   std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
   for (std::size_t i = 0; i < w.size(); ++i) {
-    const double r = fit.residuals[i] / p.loss_scale;
-    w[i] = 1.0 / std::sqrt(1.0 + r * r);
+    w[i] = robust_weight(fit.residuals[i] / p.loss_scale, p.loss);
     for (std::size_t x = 0; x < n; ++x) {
       for (std::size_t y = 0; y < n; ++y) a[x][y] += w[i] * j[i][free[x]] * j[i][free[y]];
     }
@@ -164,15 +168,17 @@ double leave_one_out_loss(const RobustFitProblem& p, const RobustFitResult& fit)
     h *= w[i];
     held_out.push_back(fit.residuals[i] / std::max(1.0 - h, kMinOneMinusLeverage));
   }
-  return soft_l1_loss(held_out, p.loss_scale);
+  return robust_loss(held_out, p.loss_scale, p.loss);
 }
 
 }  // namespace
 
-double soft_l1_loss(const std::vector<double>& residuals, double scale) {
+double robust_loss(const std::vector<double>& residuals, double scale, RobustLoss kind) {
   double loss = 0;
   for (const double r : residuals) {
-    loss += 2 * scale * scale * (std::sqrt(1.0 + (r / scale) * (r / scale)) - 1.0);
+    const double z2 = (r / scale) * (r / scale);
+    loss += kind == RobustLoss::SoftL1 ? 2 * scale * scale * (std::sqrt(1.0 + z2) - 1.0)
+                                       : scale * scale * std::log1p(z2);
   }
   return loss;
 }
@@ -186,7 +192,7 @@ RobustFitResult robust_fit(const RobustFitProblem& p) {
     best.parameters[k] = std::clamp(p.start[k], p.lower[k], p.upper[k]);
   }
   best.residuals = p.residuals(best.parameters);
-  best.loss = soft_l1_loss(best.residuals, p.loss_scale);
+  best.loss = robust_loss(best.residuals, p.loss_scale, p.loss);
   best.leave_one_out_loss = best.loss;
   if (p.start.empty()) return best;
   double lambda = 1e-3;
@@ -199,7 +205,7 @@ RobustFitResult robust_fit(const RobustFitProblem& p) {
     for (int tries = 0; tries < 8 && !improved; ++tries) {
       const std::vector<double> next = lm_step(p, best.parameters, j, best.residuals, lambda);
       const std::vector<double> r = p.residuals(next);
-      const double loss = soft_l1_loss(r, p.loss_scale);
+      const double loss = robust_loss(r, p.loss_scale, p.loss);
       if (loss < best.loss) {
         const double gain = best.loss - loss;
         best.parameters = next;

@@ -35,8 +35,9 @@ const char* kSelectionRule =
     "memory references); a factor is a candidate when a 10% change moves some run's step "
     "time by at least 0.5% (elasticity >= 0.05; the step overhead always) and less than 99% "
     "of its effect is that of the factors already chosen; forward selection keeps, each "
-    "round, of the candidates whose fit (soft-L1 loss, scale 0.05, on log step time, with a "
-    "prior on each factor) lowers both the leave-one-out loss (PRESS) and the corrected Akaike "
+    "round, of the candidates whose fit (Cauchy loss, scale 0.05, started from the soft-L1 "
+    "fit, on log step time, with a prior on each factor) lowers both the leave-one-out loss "
+    "(PRESS) and the corrected Akaike "
     "information criterion (AICc), the one with the lowest PRESS; the per-micro-batch overhead "
     "only when requested";
 

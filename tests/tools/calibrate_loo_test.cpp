@@ -3,8 +3,8 @@
 // and node type, groups of at least 5 runs: each run is predicted by a calibration fitted to
 // the other runs of its group (`parplan calibrate`'s leave_one_out). The gates are the levels
 // reached (docs/calibration.md has the table): measured, the held-out MAPE over the 286 runs of
-// the 31 groups falls from 9.3% to 7.7% (0.83x) and the worst group gets worse by 1.7 points:
-// neither the 0.7x nor its one point is reached on this data. The groups run one after
+// the 31 groups falls from 9.3% to 8.0% (0.86x), not the 0.7x, and the worst group gets
+// worse by 0.6 points, within the one point. The groups run one after
 // another: calibrating them on several threads beside ctest -j oversubscribed CI's two cores and
 // made timing-bounded tests (the executor watchdog, /dev/zero input) miss their limits.
 #include <gtest/gtest.h>
@@ -39,12 +39,16 @@ constexpr std::size_t kMinGroupRuns = 5;
 // seven archive tables added 15 groups (117 runs) of one release on one system each, where
 // dense and MoE models share a group: the pooled figures went to 9.3% -> 7.7% (0.83). Some of
 // those groups gain (25.09 on GB200: 15.0% -> 7.7%), most keep their error (no factor passes
-// the selection), and two lose: 26.04.01 on H100 (+1.7 points: a MoE factor fitted on GPT-OSS
-// and Qwen3-30B moves Qwen3-235B, whose MoE share is larger, from -12% to +20%) and 26.02 on
-// GB300 (+1.6). The one point is therefore not met on this data.
-constexpr double kPooledRatioGate = 0.835;
-constexpr double kPooledCalibratedGate = 0.078;
-constexpr double kWorstGroupGate = 0.018;  // points of MAPE; the target is 0.01
+// the selection), and two lost more than one point with the soft-L1 loss alone: 26.04.01 on
+// H100 (+1.7 points: a MoE factor fitted on GPT-OSS and Qwen3-30B moved Qwen3-235B, whose MoE
+// share is larger, from -12% to +20%) and 26.02 on GB300 (+1.6: a step overhead pulled by
+// GPT-OSS-120B's -30%). Refining the fit with the Cauchy loss (calibration_fit.h), under which a
+// far-off run barely moves the factors, took the worst group to +0.6 points (LLM Foundry on
+// H100) and the pooled figures to 9.3% -> 8.0% (0.86): groups whose runs all miss one way by
+// different amounts are fitted less firmly (NeMo 25.04 on GB200: 8.0% -> 11.7% calibrated).
+constexpr double kPooledRatioGate = 0.865;
+constexpr double kPooledCalibratedGate = 0.081;
+constexpr double kWorstGroupGate = 0.01;  // points of MAPE: the target
 
 std::vector<std::string> data_files() {
   const std::string data = PARPLAN_TEST_DATA;
