@@ -16,16 +16,17 @@
 // The fit is robust least squares (robust_fit.h) on log(predicted / measured) step time: the
 // soft-L1 fit (scale 0.05), then the Cauchy loss (scale 0.05) from its solution, so that a run the
 // model misses for reasons of its own (GPT-OSS-120B, 20-40% too fast on every GPU) moves the
-// cluster's factors little, with a Gaussian prior on each factor centred on the reference system (a
-// maximum a posteriori fit): each fitted factor adds the pseudo-residual u / sigma_prior * s, with
-// u the factor's log (or its overhead in median steps or median times per micro-batch), sigma_prior
-// the spread of that factor between real clusters (calibration_fit.cpp: prior_sigma) and s the
-// residual spread of the plain fit, sqrt(sum r^2 / (n - k)): the noise each run carries as evidence
-// (empirical Bayes). Runs that a factor explains exactly (s = 0) recover it exactly; a few runs, or
-// runs that disagree, move it less (on the public groups no group's held-out error gets worse by
-// more than 0.6 points, docs/calibration.md). Memory is fitted with the soft-L1 loss on log peak
-// memory. Leave-one-out repeats the whole procedure (selection included) without each run in turn
-// and predicts it.
+// cluster's factors little, with a prior on each factor centred on the reference system (a maximum
+// a posteriori fit; Gaussian near the reference, heavy-tailed beyond the loss scale, as its
+// pseudo-residuals go through the same robust loss): each fitted factor adds the pseudo-residual u
+// / sigma_prior * s, with u the factor's log (or its overhead in median steps or median times per
+// micro-batch), sigma_prior the spread of that factor between real clusters (calibration_fit.cpp:
+// prior_sigma) and s the residual spread of the plain fit, sqrt(sum r^2 / (n - k)): the noise each
+// run carries as evidence (empirical Bayes). Runs that a factor explains exactly (s = 0) recover it
+// exactly; a few runs, or runs that disagree, move it less (on the public groups no group's
+// held-out error gets worse by more than 0.6 points, docs/calibration.md). Memory is fitted with
+// the soft-L1 loss on log peak memory. Leave-one-out repeats the whole procedure (selection
+// included) without each run in turn and predicts it.
 // Tested in tests/cost_models/calibration_fit_test.cpp.
 #pragma once
 
