@@ -1,7 +1,9 @@
 // The intervals and extrapolations of one prediction, rendered (prediction_trust.h).
 #include "tools/prediction_trust.h"
 
+#include <cctype>
 #include <cstdio>
+#include <optional>
 
 #include "core/frameworks/registry.h"
 #include "core/units.h"
@@ -58,6 +60,20 @@ Json prediction_trust_to_json(const Job& job, const cost::StepEstimate& e) {
           {"extrapolations", extrapolations}};
 }
 
+// Where the prediction lies outside its own interval: its low end is the order statistic of
+// the lowest tenth of measured / predicted over the comparable validation runs
+// (planner/prediction_interval.h), so when it lies above the prediction, about nine in ten of
+// them ran slower than predicted (faster, above): the interval is the better guess of the two.
+std::string outside_interval_note(double value,
+                                  const std::optional<planner::PredictionInterval>& interval,
+                                  const char* what) {
+  if (!interval || (value >= interval->low && value <= interval->high)) return "";
+  const bool below = value < interval->low;
+  return std::string("the ") + what + " prediction lies " + (below ? "below" : "above") +
+         " its interval: about nine in ten comparable validation runs measured " +
+         (below ? "more" : "less") + " than predicted";
+}
+
 std::string extrapolations_line(const std::vector<planner::Extrapolation>& list) {
   std::string out;
   for (const auto& x : list) out += (out.empty() ? "" : "; ") + x.message;
@@ -76,12 +92,17 @@ std::string prediction_trust_to_text(const Job& job, const cost::StepEstimate& e
                   human_seconds(step->low).c_str(), human_seconds(step->high).c_str(), step->runs,
                   step->basis.c_str());
     out += line;
+    const std::string note = outside_interval_note(e.step_time_s, step, "step-time");
+    if (!note.empty()) out += "               " + note + "\n";
   }
   if (memory) {
     std::snprintf(line, sizeof line, "%s peak memory %.1f to %.1f GiB (%d validation runs: %s)\n",
                   step ? "              " : "80% interval  ", memory->low, memory->high,
                   memory->runs, memory->basis.c_str());
     out += line;
+    const std::string note =
+        outside_interval_note(e.memory.peak_bytes / kGiB, memory, "peak-memory");
+    if (!note.empty()) out += "               " + note + "\n";
   }
   const auto list = job_extrapolations(job, features);
   out += list.empty() ? "extrapolates   nothing: inside validated experience\n"
@@ -105,6 +126,13 @@ std::vector<std::string> prediction_trust_sentences(const Job& job, const cost::
                   step->runs, step->basis.c_str(), memory->low, memory->high, memory->runs,
                   memory->basis.c_str());
     out.emplace_back(line);
+    for (const std::string& note :
+         {outside_interval_note(e.step_time_s, step, "step-time"),
+          outside_interval_note(e.memory.peak_bytes / kGiB, memory, "peak-memory")}) {
+      if (!note.empty())
+        out.push_back(std::string(1, static_cast<char>(std::toupper(note[0]))) + note.substr(1) +
+                      ".");
+    }
   }
   const auto list = job_extrapolations(job, features);
   out.push_back(list.empty() ? "The prediction of " + who + " lies inside validated experience."

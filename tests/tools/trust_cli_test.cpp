@@ -49,6 +49,50 @@ TEST(TrustCli, SimulateGivesIntervalsAroundItsPrediction) {
   EXPECT_NE(text.output.find("extrapolates   "), std::string::npos) << text.output;
 }
 
+// Qwen3-30B-A3B on 16 H100s as Megatron-Bridge 26.02 ran it (tests/data/benchmark_tables/
+// mbridge_2602.json): the MoE runs of its class on Hopper at small scale ran slower than
+// predicted, nearly all of them, so the interval lies above the prediction.
+constexpr const char* kQwen3SmallMoeJob = R"({
+  "framework": "megatron-core",
+  "model": "qwen3-30b-a3b",
+  "cluster": {"node": "dgx-h100", "num_gpus": 16},
+  "training": {"global_batch_size": 1024, "seq_length": 4096, "precision": "fp8",
+               "grad_reduce_in_fp32": false},
+  "plan": {"tp": 1, "pp": 2, "dp": 8, "cp": 1, "ep": 8, "vpp": 12, "micro_batch_size": 1,
+           "etp": 1, "moe_dispatcher": "deepep", "moe_a2a_overlap": true}
+})";
+
+// The text says when the prediction lies outside its own interval, and only then.
+TEST(TrustCli, APredictionOutsideItsIntervalIsSaid) {
+  TempDir dir;
+  int outside = 0;
+  for (const std::string& text : {job_text("dgx-h100", 8, kPlan), std::string(kQwen3SmallMoeJob)}) {
+    const std::string job = dir.file("job.json");
+    std::ofstream(job) << text;
+    const CommandResult r = run_parplan("simulate --job " + q(job) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Json out = parse_json(r.output, "simulate output");
+    const double predicted = out.at("step_time_s").get<double>();
+    const Json& step = out.at("step_time_interval_s");
+    ASSERT_EQ(step.size(), 2u) << r.output;
+    const bool below = predicted < step[0].get<double>();
+    const bool above = predicted > step[1].get<double>();
+    outside += below || above;
+    const CommandResult t = run_parplan("simulate --job " + q(job));
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+    EXPECT_EQ(
+        t.output.find("the step-time prediction lies below its interval") != std::string::npos,
+        below)
+        << t.output;
+    EXPECT_EQ(
+        t.output.find("the step-time prediction lies above its interval") != std::string::npos,
+        above)
+        << t.output;
+  }
+  EXPECT_EQ(outside, 1) << "the Llama job's prediction should lie inside its interval and the "
+                           "Qwen3-30B-A3B job's outside (below) it";
+}
+
 TEST(TrustCli, AGpuWithoutValidationRunsIsNamed) {
   TempDir dir;
   const std::string job = dir.file("job.json");
