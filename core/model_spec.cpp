@@ -38,12 +38,6 @@ const char* to_string(PositionEmbedding position_embedding) {
   return "learned";
 }
 
-bool ModelSpec::is_moe_layer(int64_t layer) const {
-  if (!moe) return false;
-  if (layer < moe->first_dense_layers) return false;
-  return (layer - moe->first_dense_layers) % moe->moe_layer_frequency == 0;
-}
-
 int64_t ModelSpec::num_moe_layers() const {
   if (!moe) return 0;
   const int64_t candidates = num_layers - moe->first_dense_layers;

@@ -83,7 +83,12 @@ struct ModelSpec {
   int64_t query_width() const { return num_attention_heads * head_dim; }
   int64_t kv_width() const { return num_query_groups * head_dim; }
   int64_t mlp_matrices() const { return activation == Activation::Swiglu ? 3 : 2; }
-  bool is_moe_layer(int64_t layer) const;
+  // Inline: the planner's memory and time models ask it for every layer of every plan.
+  bool is_moe_layer(int64_t layer) const {
+    if (!moe) return false;
+    if (layer < moe->first_dense_layers) return false;
+    return (layer - moe->first_dense_layers) % moe->moe_layer_frequency == 0;
+  }
   int64_t num_moe_layers() const;
 
   int64_t attention_params() const;  // QKV + output projection (+ MLA down/up projections)

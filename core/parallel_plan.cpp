@@ -363,15 +363,17 @@ std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan
   int64_t extra = model.num_layers % chunks;
   std::vector<int64_t> out(chunks, base);
   // Hand the remainder to the chunks farthest from both ends first (middle outwards): the
-  // first stage carries the embedding and the last one the output layer and loss.
-  std::vector<int64_t> order(chunks);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    const int64_t da = std::min(a, chunks - 1 - a);
-    const int64_t db = std::min(b, chunks - 1 - b);
-    return da > db;
-  });
-  for (int64_t i = 0; i < chunks && extra > 0; ++i, --extra) ++out[order[i]];
+  // first stage carries the embedding and the last one the output layer and loss. Chunks d and
+  // chunks - 1 - d lie d chunks from an end; of the two, the lower index comes first. (No sort
+  // and no allocation: the planner calls this for every plan.)
+  for (int64_t d = (chunks - 1) / 2; d >= 0 && extra > 0; --d) {
+    ++out[d];
+    --extra;
+    if (extra > 0 && chunks - 1 - d != d) {
+      ++out[chunks - 1 - d];
+      --extra;
+    }
+  }
   return out;
 }
 

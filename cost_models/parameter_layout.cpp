@@ -34,32 +34,39 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
   const int64_t expert_dp = std::max<int64_t>(1, (p.dp * p.cp * p.tp) / (p.ep * p.expert_tp()));
   const int64_t expert_shard = p.zero_shard_size > 0 ? std::min(shard, expert_dp) : expert_dp;
 
-  std::vector<StageParameters> out;
-  for (int64_t s = 0; s < p.pp; ++s) {
-    StageParameters sp;
-    sp.stage = s;
-    int64_t first_layer = 0;
-    for (int64_t chunk = 0; chunk < p.pp * p.vpp; ++chunk) {
-      const int64_t n = chunk_layers[chunk];
-      if (chunk % p.pp == s) {
-        for (int64_t l = first_layer; l < first_layer + n; ++l) {
-          ++sp.num_layers;
-          const bool is_moe = m.is_moe_layer(l);
-          sp.num_moe_layers += is_moe ? 1 : 0;
-          const double layer_dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
-          const double layer_expert = is_moe ? moe_expert : 0.0;
-          if (job.training.method == TrainingMethod::Lora) {
-            sp.adapter_params += lora_layer_params(m, is_moe, job.training.lora_rank, p.tp);
-          }
-          sp.dense_params += layer_dense;
-          sp.expert_params += layer_expert;
-          const double gathered =
-              (shard > 1 ? layer_dense : 0.0) + (expert_shard > 1 ? layer_expert : 0.0);
-          sp.largest_layer_params = std::max(sp.largest_layer_params, gathered);
-        }
+  // One pass over the model chunks in layer order: chunk c runs on stage c % pp, so each
+  // stage's sums add its layers in increasing order.
+  // The layers come in increasing order, so ModelSpec::is_moe_layer's test, (l - first dense
+  // layers) % frequency == 0, is kept as a running phase rather than a division per layer.
+  std::vector<StageParameters> out(static_cast<std::size_t>(p.pp));
+  const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
+  const int64_t frequency = m.moe ? m.moe->moe_layer_frequency : 1;
+  int64_t phase = 0;  // (l - first_moe) % frequency, for l >= first_moe
+  int64_t first_layer = 0;
+  for (int64_t chunk = 0; chunk < p.pp * p.vpp; ++chunk) {
+    const int64_t n = chunk_layers[chunk];
+    StageParameters& sp = out[static_cast<std::size_t>(chunk % p.pp)];
+    for (int64_t l = first_layer; l < first_layer + n; ++l) {
+      ++sp.num_layers;
+      const bool is_moe = m.moe && l >= first_moe && phase == 0;
+      if (l >= first_moe) phase = phase + 1 == frequency ? 0 : phase + 1;
+      sp.num_moe_layers += is_moe ? 1 : 0;
+      const double layer_dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
+      const double layer_expert = is_moe ? moe_expert : 0.0;
+      if (job.training.method == TrainingMethod::Lora) {
+        sp.adapter_params += lora_layer_params(m, is_moe, job.training.lora_rank, p.tp);
       }
-      first_layer += n;
+      sp.dense_params += layer_dense;
+      sp.expert_params += layer_expert;
+      const double gathered =
+          (shard > 1 ? layer_dense : 0.0) + (expert_shard > 1 ? layer_expert : 0.0);
+      sp.largest_layer_params = std::max(sp.largest_layer_params, gathered);
     }
+    first_layer += n;
+  }
+  for (int64_t s = 0; s < p.pp; ++s) {
+    StageParameters& sp = out[static_cast<std::size_t>(s)];
+    sp.stage = s;
     if (s == 0) {
       sp.embedding_params += static_cast<double>(m.embedding_params(job.training.seq_length)) / t;
     }
@@ -71,7 +78,6 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
     sp.dense_params += sp.embedding_params;
     sp.dense_shard_group = shard;
     sp.expert_shard_group = expert_shard;
-    out.push_back(sp);
   }
   return out;
 }
