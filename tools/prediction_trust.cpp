@@ -60,17 +60,18 @@ Json prediction_trust_to_json(const Job& job, const cost::StepEstimate& e) {
           {"extrapolations", extrapolations}};
 }
 
-// Where the prediction lies outside its own interval: its low end is the order statistic of
-// the lowest tenth of measured / predicted over the comparable validation runs
-// (planner/prediction_interval.h), so when it lies above the prediction, about nine in ten of
-// them ran slower than predicted (faster, above): the interval is the better guess of the two.
+// The interval's low end is the prediction divided by the residual exp(r) of rank
+// ceil(0.9 (n + 1)) among the n comparable runs, r = log(predicted / measured)
+// (planner/prediction_interval.h): a prediction below its interval means that at least nine in
+// ten of those runs (all of them when n <= 18) measured more than predicted; above it, less.
+// The interval is then the better guess of the two.
 std::string outside_interval_note(double value,
                                   const std::optional<planner::PredictionInterval>& interval,
                                   const char* what) {
   if (!interval || (value >= interval->low && value <= interval->high)) return "";
   const bool below = value < interval->low;
   return std::string("the ") + what + " prediction lies " + (below ? "below" : "above") +
-         " its interval: about nine in ten comparable validation runs measured " +
+         " its interval: at least nine in ten comparable validation runs measured " +
          (below ? "more" : "less") + " than predicted";
 }
 

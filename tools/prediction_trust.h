@@ -6,6 +6,7 @@
 // compare and the reports. Tested in tests/tools/cli_test.cpp and the report goldens.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/json_input.h"
 #include "cost_models/step_model.h"
 #include "planner/extrapolation.h"
+#include "planner/prediction_interval.h"
 
 namespace parplan::tools {
 
@@ -22,11 +24,19 @@ Json prediction_trust_to_json(const Job& job, const cost::StepEstimate& estimate
 // "extrapolates  ..." or "inside validated experience" lines, each ending in a newline.
 std::string prediction_trust_to_text(const Job& job, const cost::StepEstimate& estimate);
 
-// Two sentences about `who` ("the winner") for the reports: its intervals, and what it
-// extrapolates or that it lies inside validated experience.
+// Sentences about `who` ("the winner") for the reports: its intervals, where its prediction
+// lies outside them (outside_interval_note), and what it extrapolates or that it lies inside
+// validated experience.
 std::vector<std::string> prediction_trust_sentences(const Job& job,
                                                     const cost::StepEstimate& estimate,
                                                     const std::string& who);
+
+// Empty when `value` lies inside `interval` (or there is none); otherwise "the <what>
+// prediction lies below its interval: at least nine in ten comparable validation runs measured
+// more than predicted" (above: less).
+std::string outside_interval_note(double value,
+                                  const std::optional<planner::PredictionInterval>& interval,
+                                  const char* what);
 
 // The extrapolations' messages joined with "; " (empty when inside).
 std::string extrapolations_line(const std::vector<planner::Extrapolation>& list);
