@@ -157,8 +157,10 @@ double prior_sigma(CalibrationFactor f) {
 // started from a convex one: Maronna, Martin and Yohai 2006, section 4.4).
 RobustFitResult two_stage_fit(RobustFitProblem p) {
   p.loss = RobustLoss::SoftL1;
+  p.polish = false;  // only a start: the Cauchy fit runs the compass search and PRESS
   const RobustFitResult convex = robust_fit(p);
   p.loss = RobustLoss::Cauchy;
+  p.polish = true;
   p.start = convex.parameters;
   return robust_fit(p);
 }

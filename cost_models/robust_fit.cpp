@@ -220,6 +220,7 @@ RobustFitResult robust_fit(const RobustFitProblem& p) {
     }
     if (!improved || converged) break;
   }
+  if (!p.polish) return best;
   best = pattern_search(p, best);
   best.leave_one_out_loss = leave_one_out_loss(p, best);
   return best;

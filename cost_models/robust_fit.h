@@ -28,6 +28,9 @@ struct RobustFitProblem {
   // Cauchy is not convex: start it near a solution (a soft-L1 fit).
   RobustLoss loss = RobustLoss::SoftL1;
   int max_iterations = 40;
+  // false: Levenberg-Marquardt steps only, no compass search and no PRESS (a start for a
+  // second fit, which polishes its own solution).
+  bool polish = true;
 };
 
 struct RobustFitResult {
