@@ -3,7 +3,7 @@
 # and function length (tools/check_*.py), builds a Debug ASan+UBSan tree and runs every test
 # but the GPU ones (the bad-input corpus included) and the leave-one-out calibration over the
 # public runs, which runs in a Release build instead (thousands of cost-model evaluations:
-# about 3 minutes there, over half an hour under the sanitizers), runs the planner tests under
+# about 2 minutes there, over half an hour under the sanitizers), runs the planner tests under
 # ThreadSanitizer, replays the fuzz seeds and fuzzes each input parser for 60 s (when clang is
 # present), then (when nvcc exists) compiles the CUDA sources without running them.
 set -euo pipefail
