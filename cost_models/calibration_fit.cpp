@@ -153,13 +153,16 @@ double prior_sigma(CalibrationFactor f) {
   return 0.10;
 }
 
-// The convex soft-L1 fit, then the redescending Cauchy loss from its solution (an M-estimate
-// started from a convex one: Maronna, Martin and Yohai 2006, section 4.4).
+// The loss the step-time fits end with, and that selection compares their losses in.
+constexpr RobustLoss kTimeLoss = RobustLoss::Cauchy;
+
+// The convex soft-L1 fit, then the redescending Cauchy loss (kTimeLoss) from its solution (an
+// M-estimate started from a convex one: Maronna, Martin and Yohai 2006, section 4.4).
 RobustFitResult two_stage_fit(RobustFitProblem p) {
   p.loss = RobustLoss::SoftL1;
   p.polish = false;  // only a start: the Cauchy fit runs the compass search and PRESS
   const RobustFitResult convex = robust_fit(p);
-  p.loss = RobustLoss::Cauchy;
+  p.loss = kTimeLoss;
   p.polish = true;
   p.start = convex.parameters;
   return robust_fit(p);
@@ -364,7 +367,7 @@ Calibration select_and_fit(const Samples& samples, std::vector<Candidate>& candi
                            std::vector<FactorReport>& reports) {
   const std::size_t budget = samples.size() / kRunsPerFactor;
   const double loss0 =
-      robust_loss(log_time_residuals(samples, Calibration{}), kLogLossScale, RobustLoss::Cauchy);
+      robust_loss(log_time_residuals(samples, Calibration{}), kLogLossScale, kTimeLoss);
   for (const Candidate& c : candidates) {
     if (!selected_automatically(c.factor)) {
       report_of(reports, c.factor).reason =

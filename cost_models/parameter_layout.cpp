@@ -36,20 +36,14 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
 
   // One pass over the model chunks in layer order: chunk c runs on stage c % pp, so each
   // stage's sums add its layers in increasing order.
-  // The layers come in increasing order, so ModelSpec::is_moe_layer's test, (l - first dense
-  // layers) % frequency == 0, is kept as a running phase rather than a division per layer.
   std::vector<StageParameters> out(static_cast<std::size_t>(p.pp));
-  const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
-  const int64_t frequency = m.moe ? m.moe->moe_layer_frequency : 1;
-  int64_t phase = 0;  // (l - first_moe) % frequency, for l >= first_moe
   int64_t first_layer = 0;
   for (int64_t chunk = 0; chunk < p.pp * p.vpp; ++chunk) {
     const int64_t n = chunk_layers[chunk];
     StageParameters& sp = out[static_cast<std::size_t>(chunk % p.pp)];
     for (int64_t l = first_layer; l < first_layer + n; ++l) {
       ++sp.num_layers;
-      const bool is_moe = m.moe && l >= first_moe && phase == 0;
-      if (l >= first_moe) phase = phase + 1 == frequency ? 0 : phase + 1;
+      const bool is_moe = m.is_moe_layer(l);
       sp.num_moe_layers += is_moe ? 1 : 0;
       const double layer_dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
       const double layer_expert = is_moe ? moe_expert : 0.0;
