@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs what is missing, checks formatting, include layering
 # and function length (tools/check_*.py), builds a Debug ASan+UBSan tree and runs every test
-# but the GPU ones (the bad-input corpus included) and the leave-one-out calibration over the
-# public runs, which runs in a Release build instead (thousands of cost-model evaluations:
-# about 2 minutes there, over half an hour under the sanitizers), runs the planner tests under
+# but the GPU ones (the bad-input corpus included) and those labelled release_build (the
+# leave-one-out calibration over the public runs and a search per published plan), which run in
+# a Release build instead (thousands of cost-model evaluations: about 2 minutes there, over half
+# an hour under the sanitizers), runs the planner tests under
 # ThreadSanitizer, replays the fuzz seeds and fuzzes each input parser for 60 s (when clang is
 # present), then (when nvcc exists) compiles the CUDA sources without running them.
 set -euo pipefail
@@ -28,15 +29,15 @@ cmake --build build-asan -j"$(nproc)"
 echo "== sanitizer build step: $(( $(date +%s) - step )) s"
 echo "== ctest -LE gpu"
 step=$(date +%s)
-(cd build-asan && ctest -LE gpu -E '^CalibrateLeaveOneOut[.]' --output-on-failure -j"$(nproc)")
+(cd build-asan && ctest -LE 'gpu|release_build' --output-on-failure -j"$(nproc)")
 echo "== sanitizer test step: $(( $(date +%s) - step )) s"
 
-echo "== Release build: leave-one-out calibration over the public runs"
+echo "== Release build: leave-one-out calibration, published plans (ctest -L release_build)"
 step=$(date +%s)
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DPARPLAN_ENABLE_CUDA=OFF \
   -DPARPLAN_ENABLE_BENCHMARKS=OFF >/dev/null
-cmake --build build-release -j"$(nproc)" --target parplan calibrate_loo_test
-(cd build-release && ctest -R '^CalibrateLeaveOneOut[.]' --output-on-failure)
+cmake --build build-release -j"$(nproc)" --target parplan calibrate_loo_test published_plans_test
+(cd build-release && ctest -L release_build --output-on-failure -j"$(nproc)")
 echo "== Release calibration step: $(( $(date +%s) - step )) s"
 
 echo "== ThreadSanitizer: planner tests (threaded search)"
