@@ -194,10 +194,11 @@ LayerActivationBytes moe_layer_activation_bytes(const ModelSpec& m, const Activa
     mlp.shared_activation = shared.activation;
   }
   const double h = static_cast<double>(m.hidden_size);
-  // Dispatched expert inputs (the expert FC1 input) and the combine buffer (top_k copies of
-  // each token), router probabilities in fp32.
-  mlp.dispatch =
-      (d.gib + d.bpv) * routed_tokens * h + 4.0 * d.tokens * static_cast<double>(moe.num_experts);
+  // Dispatched expert inputs (the expert FC1 input), the combine buffer (top_k weighted copies
+  // of each token) where the combine keeps it, router probabilities in fp32.
+  const double combine_bytes = o.moe_combine_keeps_expert_outputs ? d.bpv : 0.0;
+  mlp.dispatch = (d.gib + combine_bytes) * routed_tokens * h +
+                 4.0 * d.tokens * static_cast<double>(moe.num_experts);
   return combine(a, mlp, o, d, m);
 }
 

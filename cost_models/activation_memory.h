@@ -34,6 +34,9 @@ struct ActivationOptions {
   // bits); 0 = the attention core alone.
   unsigned recompute_modules = 0;
   bool mla = false;  // multi-latent attention: Q, K and V come from up-projections
+  // The MoE combine keeps the probability-weighted expert outputs for its backward
+  // (FrameworkTraits::moe_combine_keeps_expert_outputs).
+  bool moe_combine_keeps_expert_outputs = true;
 };
 
 struct LayerActivationBytes {

@@ -51,7 +51,7 @@ DataParallelGroups data_parallel_groups(const ParallelPlan& plan, const NodeSpec
   // The distributed optimizer gathers updated parameters in the compute precision, in fp8
   // where the parameters are fp8 (fp8_param_gather), or in the grad buffer's dtype where it
   // gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
-  groups.param_gather_bytes = fp8_params_apply(traits, node.gpu)  ? 1.0
+  groups.param_gather_bytes = traits.fp8_params                   ? 1.0
                               : traits.param_gather_in_grad_dtype ? traits.grad_bytes
                                                                   : activation_bytes(precision);
   return groups;

@@ -29,8 +29,4 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
 // GPUs use per-tensor scaling.
 bool fp8_recipe_is_mxfp8(const GpuSpec& gpu);
 
-// Whether the parameters are stored and gathered in fp8 on this GPU (FrameworkTraits::
-// fp8_params, set for fp8 training only): a per-tensor-scaled recipe, not MXFP8.
-bool fp8_params_apply(const FrameworkTraits& traits, const GpuSpec& gpu);
-
 }  // namespace parplan::cost

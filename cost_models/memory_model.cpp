@@ -42,6 +42,7 @@ ActivationOptions activation_options(const Job& job, const FrameworkTraits& trai
   act.selective_keeps_half_gemm_outputs = traits.operator_level_selective_recompute;
   act.recompute_modules = plan.recompute_modules;
   act.mla = job.model.mla.has_value();
+  act.moe_combine_keeps_expert_outputs = traits.moe_combine_keeps_expert_outputs;
   return act;
 }
 
@@ -134,8 +135,7 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
   StageMemory m;
   m.stage = sp.stage;
   m.params = sp.dense_params + sp.expert_params;
-  const ShardedBytes sharded =
-      sharded_state_bytes(sp, plan, traits, job.training, job.cluster.node.gpu);
+  const ShardedBytes sharded = sharded_state_bytes(sp, plan, traits, job.training);
   m.weights_bytes = sharded.weights;
   m.gradients_bytes = sharded.gradients;
   m.optimizer_bytes = sharded.optimizer;

@@ -77,8 +77,7 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
 }
 
 ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& plan,
-                                 const FrameworkTraits& traits, const TrainingSpec& training,
-                                 const GpuSpec& gpu) {
+                                 const FrameworkTraits& traits, const TrainingSpec& training) {
   const double dense_shard = static_cast<double>(sp.dense_shard_group);
   const double expert_shard = static_cast<double>(sp.expert_shard_group);
   auto sharded = [&](double bytes_per_param, bool shard) {
@@ -107,7 +106,7 @@ ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& 
   }
   // fp8 copies beside the 16-bit weights, unless the parameters themselves are fp8: then the
   // fp8 value and its transpose (1 + 1 bytes) take the place of the 16-bit weight.
-  if (plan.zero_stage < 3 && !fp8_params_apply(traits, gpu))
+  if (plan.zero_stage < 3 && !traits.fp8_params)
     out.weights += (sp.dense_params + sp.expert_params) * traits.fp8_weight_copy_bytes;
   if (plan.schedule == ScheduleKind::DualPipe) {
     // DualPipe feeds micro-batches from both ends: every device holds two stages' parameters

@@ -39,7 +39,6 @@ struct ShardedBytes {
 };
 
 ShardedBytes sharded_state_bytes(const StageParameters& stage, const ParallelPlan& plan,
-                                 const FrameworkTraits& traits, const TrainingSpec& training,
-                                 const GpuSpec& gpu);
+                                 const FrameworkTraits& traits, const TrainingSpec& training);
 
 }  // namespace parplan::cost

@@ -108,11 +108,14 @@ struct FrameworkTraits {
   // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
   // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
   double fp8_weight_copy_bytes = 0;
-  // fp8 recipes with per-tensor scaling (delayed or current scaling) keep the parameters
-  // themselves in fp8 and all-gather them in fp8, so the fp8 value and the transpose Hopper's
-  // fp8 GEMMs read (1 + 1 bytes) replace the 16-bit weights and their copies (NeMo 2 /
-  // Megatron-Bridge mixed_precision.py: fp8_param_gather=True for the delayed and tensorwise
-  // recipes; False for Blackwell's MXFP8, which keeps 16-bit weights).
+  // The fp8 recipes keep the parameters themselves in fp8 and all-gather them in fp8, so the
+  // fp8 values the GEMMs read (1 + 1 bytes: the value and its transpose under per-tensor
+  // scaling, the row- and column-wise MXFP8 data on Blackwell) replace the 16-bit weights and
+  // their copies. Megatron-Bridge mixed_precision.py sets fp8_param_gather=True for the delayed,
+  // tensorwise and MXFP8 recipes (every tag v0.1.0rc3 to v0.6.0); MXFP8 adds
+  // reuse_grad_buf_for_mxfp8_param_ag=True, which gathers through the gradient buffer instead
+  // of a 16-bit parameter buffer (Megatron-Core optimizer_config.py warns that MXFP8 without
+  // the two "will use significant amount additional GPU memory").
   bool fp8_params = false;
   // fp8 GEMMs save their fp8-cast inputs for the backward pass (Transformer Engine), so
   // those activations take 1 byte instead of 2; torchao's Float8Linear keeps the 16-bit input.
@@ -121,6 +124,14 @@ struct FrameworkTraits {
   // softmax computed in place (Megatron vocab-parallel cross entropy: 2 + 4), or PyTorch's
   // cross_entropy on logits.float(): 16-bit logits + fp32 copy + fp32 log-softmax (2 + 4 + 4).
   double logits_bytes_per_element = 6;
+  // The MoE combine weights each expert's output by its router probability, so the weighted
+  // outputs (top_k copies of every token, 16-bit) are kept for the probabilities' gradient
+  // (GShard-style combine: DeepSpeed-MoE, torchtitan's scatter of score-weighted outputs).
+  // Megatron-Core applies the probabilities inside the expert activation instead (Megatron-LM
+  // PR 2668, "Memory efficient token permutation", core_v0.13.0: weighted_bias_swiglu_impl
+  // multiplies by permuted_probs), and its combine is an unweighted unpermute that saves
+  // nothing.
+  bool moe_combine_keeps_expert_outputs = true;
   // Selective recomputation means operator-level checkpointing (torchtitan "op" SAC: every
   // other matmul output kept) rather than Megatron's attention-core recomputation.
   bool operator_level_selective_recompute = false;

@@ -110,5 +110,17 @@ TEST(MixedPrecision, EachFrameworkKeepsItsFamilysBytesPerParameter) {
   }
 }
 
+TEST(MoeCombine, OnlyMegatronCoreSumsUnweightedExpertOutputs) {
+  // Megatron-Core multiplies by the router probabilities in the expert activation (core_v0.13.0
+  // onwards), so its combine keeps nothing; the others weight the outputs at the combine.
+  const TrainingSpec bf16;
+  for (std::size_t i = 0; i < kFrameworkCount; ++i) {
+    const Framework f = framework_at(i);
+    EXPECT_EQ(framework_info(f).cost_traits(bf16).moe_combine_keeps_expert_outputs,
+              f != Framework::MegatronCore)
+        << to_string(f);
+  }
+}
+
 }  // namespace
 }  // namespace parplan

@@ -109,5 +109,37 @@ TEST(MoeActivationMemory, ExpertsHoldTheRowsTheyReceive) {
   EXPECT_NEAR(etp2 - etp1, (2 + 2) * dispatched_rows * 4096, 1e-6 * etp1);
 }
 
+// A combine that sums unweighted expert outputs (Megatron-Core applies the router
+// probabilities in the expert activation) keeps no top_k 16-bit copies of each token: the layer
+// stores exactly 2 * T * k * h bytes less, every other tensor unchanged, recomputed or not.
+TEST(MoeActivationMemory, AnUnweightedCombineKeepsNoExpertOutputs) {
+  ModelSpec model;
+  model.hidden_size = 2048;
+  model.num_attention_heads = 32;
+  model.num_query_groups = 4;
+  model.head_dim = 128;
+  model.ffn_hidden_size = 6144;
+  model.activation = Activation::Swiglu;
+  model.moe = MoeSpec{128, 8, 768};
+  ActivationOptions options;
+  options.micro_batch_size = 2;
+  options.seq_length = 4096;
+  for (const Recompute recompute : {Recompute::None, Recompute::Selective}) {
+    options.recompute = recompute;
+    options.moe_combine_keeps_expert_outputs = true;
+    const double weighted = moe_layer_activation_bytes(model, options, 8, 1).stored;
+    options.moe_combine_keeps_expert_outputs = false;
+    const double unweighted = moe_layer_activation_bytes(model, options, 8, 1).stored;
+    const double routed_rows = 2.0 * 4096 * 8;
+    EXPECT_NEAR(weighted - unweighted, 2 * routed_rows * 2048, 1e-9 * weighted);
+  }
+  // Full recomputation keeps only the layer input either way.
+  options.recompute = Recompute::Full;
+  options.moe_combine_keeps_expert_outputs = true;
+  const double full = moe_layer_activation_bytes(model, options, 8, 1).stored;
+  options.moe_combine_keeps_expert_outputs = false;
+  EXPECT_EQ(moe_layer_activation_bytes(model, options, 8, 1).stored, full);
+}
+
 }  // namespace
 }  // namespace parplan::cost

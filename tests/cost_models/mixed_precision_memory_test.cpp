@@ -44,12 +44,13 @@ TEST(GradientMemory, DeepSpeedBf16OptimizerKeepsBothGradientCopies) {
   EXPECT_NEAR(gradient_bytes_per_param(job_for("megatron-deepspeed", "fp16")), 2.0, 1e-9);
 }
 
-TEST(WeightMemory, Fp8ParametersReplaceTheSixteenBitWeightsOnHopper) {
+TEST(WeightMemory, Fp8ParametersReplaceTheSixteenBitWeights) {
   EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "bf16", "dgx-h100")), 2.0, 1e-9);
   // Delayed-scaling fp8 (fp8_param_gather): the fp8 value and its transpose.
   EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-h100")), 2.0, 1e-9);
-  // Blackwell's MXFP8 recipe keeps 16-bit weights plus the row- and column-wise fp8 copies.
-  EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-b200")), 4.0, 1e-9);
+  // Blackwell's MXFP8 recipe keeps the parameters as row- and column-wise MXFP8 data and
+  // gathers them through the gradient buffer (Megatron-Bridge bf16_with_mxfp8_mixed).
+  EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-b200")), 2.0, 1e-9);
 }
 
 // PyTorch's expandable segments: the allocator reserves what is allocated, so the

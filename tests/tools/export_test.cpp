@@ -265,17 +265,22 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(tt("recompute-selective").at("activation_checkpoint.mode"), "\"selective\"");
   EXPECT_EQ(mg("fp8").at("--fp8-format"), "hybrid");
   EXPECT_EQ(mg("fp8").at("--fp8-recipe"), "tensorwise");
-  // The modelled fp8 layout: fp8 parameters gathered in fp8 on Hopper, MXFP8 on Blackwell.
+  // The modelled fp8 layout: fp8 parameters gathered in fp8, per-tensor scaled on Hopper,
+  // MXFP8 through the gradient buffer on Blackwell (Megatron-Bridge bf16_with_mxfp8_mixed).
   EXPECT_TRUE(mg("fp8").count("--fp8-param-gather"));
+  EXPECT_FALSE(mg("fp8").count("--reuse-grad-buf-for-mxfp8-param-ag"));
   // Megatron gathers fp8 parameters only with a distributed optimizer or FSDP.
   EXPECT_FALSE(mg("fp8-zero0").count("--fp8-param-gather"));
   EXPECT_EQ(nm("fp8-zero0").at("mixed_precision.fp8_param_gather"), "false");
-  EXPECT_FALSE(mg("fp8-blackwell").count("--fp8-param-gather"));
+  EXPECT_TRUE(mg("fp8-blackwell").count("--fp8-param-gather"));
+  EXPECT_TRUE(mg("fp8-blackwell").count("--reuse-grad-buf-for-mxfp8-param-ag"));
   EXPECT_EQ(mg("fp8-blackwell").at("--fp8-recipe"), "mxfp8");
   EXPECT_EQ(nm("fp8").at("mixed_precision.fp8_recipe"), "tensorwise");
   EXPECT_EQ(nm("fp8").at("mixed_precision.fp8_param_gather"), "true");
   EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_recipe"), "mxfp8");
-  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_param_gather"), "false");
+  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_param_gather"), "true");
+  EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag"), "true");
+  EXPECT_EQ(nm("fp8").at("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag"), "false");
   EXPECT_EQ(nm("bf16-default").at("mixed_precision"), "bf16_mixed");
   EXPECT_EQ(tt("fp8").at("model.converters"), "[\"quantize.linear.float8\"]");
   EXPECT_EQ(tt("fp8-blackwell").at("model.converters"), "[\"quantize.linear.mx\"]");

@@ -176,6 +176,14 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
   if (l.has("--fp8-param-gather")) {
     EXPECT_TRUE(l.has("--use-distributed-optimizer") || l.has("--use-megatron-fsdp"));
   }
+  // distributed_data_parallel_config.py: reuse_grad_buf_for_mxfp8_param_ag "should be set to
+  // True only when fp8_recipe is mxfp8 and fp8_param_gather is True"; arguments.py turns it
+  // off under Megatron-FSDP.
+  if (l.has("--reuse-grad-buf-for-mxfp8-param-ag")) {
+    EXPECT_EQ(l.args.at("--fp8-recipe"), "mxfp8");
+    EXPECT_TRUE(l.has("--fp8-param-gather"));
+    EXPECT_FALSE(l.has("--use-megatron-fsdp"));
+  }
   if (l.has("--fp8-recipe") && l.args.at("--fp8-recipe") == "mxfp8") {
     EXPECT_EQ(job.cluster.node.gpu.architecture, "blackwell");
     EXPECT_EQ(l.args.at("--fp8-format"), "e4m3");

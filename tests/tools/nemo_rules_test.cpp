@@ -118,6 +118,12 @@ void expect_bridge_accepts(const Job& job, const std::string& text) {
       y.at("mixed_precision.fp8_param_gather") == "true") {
     EXPECT_TRUE(y.at("ddp.use_distributed_optimizer") == "true" || fsdp);
   }
+  if (y.count("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag") &&
+      y.at("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag") == "true") {
+    EXPECT_EQ(y.at("mixed_precision.fp8_recipe"), "mxfp8");
+    EXPECT_EQ(y.at("mixed_precision.fp8_param_gather"), "true");
+    EXPECT_FALSE(fsdp);
+  }
   if (y.count("model.num_moe_experts")) {
     EXPECT_EQ(y.at("model.moe_grouped_gemm"), "true");
   }

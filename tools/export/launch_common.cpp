@@ -152,12 +152,12 @@ Fp8Launch fp8_launch(const Job& job) {
   const auto traits = cost::framework_traits(job.framework, job.training, job.plan);
   // arguments.py: "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
   // megatron fsdp": without ZeRO the parameters stay 16-bit.
-  const bool param_gather =
-      cost::fp8_params_apply(traits, job.cluster.node.gpu) && job.plan.zero_stage >= 1;
+  const bool param_gather = traits.fp8_params && job.plan.zero_stage >= 1;
   if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
-    return {"e4m3", "mxfp8", param_gather, "mx"};
+    // arguments.py sets reuse_grad_buf_for_mxfp8_param_ag = False for Megatron-FSDP.
+    return {"e4m3", "mxfp8", param_gather, param_gather && job.plan.zero_stage < 3, "mx"};
   }
-  return {"hybrid", "tensorwise", param_gather, "float8"};
+  return {"hybrid", "tensorwise", param_gather, false, "float8"};
 }
 
 bool trains_without_dropout(const ModelSpec& model) { return !cost::model_uses_dropout(model); }

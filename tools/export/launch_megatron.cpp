@@ -204,6 +204,7 @@ void batch_and_precision(const Job& job, Args& a) {
       a.value("--fp8-format", fp8.format);
       a.value("--fp8-recipe", fp8.recipe);
       if (fp8.param_gather) a.flag("--fp8-param-gather");
+      if (fp8.reuse_grad_buf_for_param_gather) a.flag("--reuse-grad-buf-for-mxfp8-param-ag");
       break;
     }
   }

@@ -318,6 +318,8 @@ void mixed_precision(const Job& job, Yaml& y) {
   y.set("mixed_precision", "fp8", fp8.format);
   y.set("mixed_precision", "fp8_recipe", fp8.recipe);
   y.set_bool("mixed_precision", "fp8_param_gather", fp8.param_gather);
+  y.set_bool("mixed_precision", "reuse_grad_buf_for_mxfp8_param_ag",
+             fp8.reuse_grad_buf_for_param_gather);
 }
 
 }  // namespace

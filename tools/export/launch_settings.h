@@ -64,15 +64,19 @@ std::optional<ExportRefusal> megatron_core_refusal(const Job& job);
 std::optional<ExportRefusal> torchtitan_shared_refusal(const Job& job);
 
 // The fp8 recipe every format names for one job, so that all three run what the memory and
-// time model assumes (cost_models/framework_traits.h fp8_recipe_is_mxfp8, fp8_params_apply):
-// per-tensor current scaling ("tensorwise", E4M3 forward and E5M2 gradients: "hybrid") before
-// Blackwell, MXFP8 (E4M3 for every tensor) on Blackwell; fp8 parameter all-gathers only where
-// the model counts parameters in fp8 and the plan shards the optimizer (ZeRO >= 1; Megatron
-// refuses --fp8-param-gather without a distributed optimizer or FSDP).
+// time model assumes (cost_models/framework_traits.h fp8_recipe_is_mxfp8,
+// FrameworkTraits::fp8_params): per-tensor current scaling ("tensorwise", E4M3 forward and E5M2
+// gradients: "hybrid") before Blackwell, MXFP8 (E4M3 for every tensor) on Blackwell; fp8
+// parameter all-gathers where the model counts parameters in fp8 and the plan shards the
+// optimizer (ZeRO >= 1; Megatron refuses --fp8-param-gather without a distributed optimizer or
+// FSDP); MXFP8's gathers go through the gradient buffer under the distributed optimizer
+// (Megatron-Bridge bf16_with_mxfp8_mixed; Megatron-LM turns the reuse off for Megatron-FSDP).
 struct Fp8Launch {
-  const char* format;                // Megatron --fp8-format, Megatron-Bridge fp8
-  const char* recipe;                // Megatron --fp8-recipe, Megatron-Bridge fp8_recipe
-  bool param_gather;                 // --fp8-param-gather, fp8_param_gather
+  const char* format;  // Megatron --fp8-format, Megatron-Bridge fp8
+  const char* recipe;  // Megatron --fp8-recipe, Megatron-Bridge fp8_recipe
+  bool param_gather;   // --fp8-param-gather, fp8_param_gather
+  // --reuse-grad-buf-for-mxfp8-param-ag, reuse_grad_buf_for_mxfp8_param_ag
+  bool reuse_grad_buf_for_param_gather;
   const char* torchtitan_converter;  // quantize.linear.<this>, quantize.grouped_mm.<this>
 };
 Fp8Launch fp8_launch(const Job& job);

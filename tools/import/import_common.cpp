@@ -219,11 +219,19 @@ void note_assumptions(ImportDraft& d, const Job& job) {
   const auto traits = cost::framework_traits(job.framework, job.training, p);
   // What parplan would launch for this plan (launch::fp8_launch): fp8 parameters where the
   // model counts them and the optimizer is sharded.
-  if (d.fp8_param_gather && *d.fp8_param_gather != launch::fp8_launch(job).param_gather) {
+  const launch::Fp8Launch fp8 = launch::fp8_launch(job);
+  if (d.fp8_param_gather && *d.fp8_param_gather != fp8.param_gather) {
     d.notes.push_back(std::string("training.precision fp8: the launch ") +
                       (*d.fp8_param_gather ? "gathers" : "does not gather") +
                       " parameters in fp8; parplan's model for this GPU and plan " +
                       (*d.fp8_param_gather ? "does not" : "does"));
+  }
+  if (d.fp8_reuse_grad_buf && *d.fp8_reuse_grad_buf != fp8.reuse_grad_buf_for_param_gather) {
+    d.notes.push_back(std::string("training.precision fp8: the launch ") +
+                      (*d.fp8_reuse_grad_buf ? "gathers" : "does not gather") +
+                      " MXFP8 parameters through the gradient buffer; parplan's model for this "
+                      "GPU and plan " +
+                      (*d.fp8_reuse_grad_buf ? "does not" : "does"));
   }
   if (p.dp > 1 && traits.overlap_dp_grad_reduce && !d.overlaps_grad_reduce) {
     d.notes.push_back(

@@ -89,6 +89,8 @@ struct ImportDraft {
   bool overlaps_grad_reduce = true;
   bool overlaps_param_gather = true;
   std::optional<bool> fp8_param_gather;  // fp8 parameters all-gathered in fp8, when it says
+  // MXFP8 parameters gathered through the gradient buffer, when it says
+  std::optional<bool> fp8_reuse_grad_buf;
   // The MoE dispatcher the launch names ("alltoall", "deepep", "hybridep"): written as the
   // plan's moe_dispatcher only where "auto" would not resolve to it for the imported job.
   std::optional<std::string> moe_dispatcher;

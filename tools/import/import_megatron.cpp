@@ -340,7 +340,11 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   std::string precision = s.has("--bf16") ? "bf16" : s.has("--fp16") ? "fp16" : "fp32";
   if (s.has("--fp8-format")) precision = "fp8";
   s.get("--fp8-recipe");
-  if (precision == "fp8") d.fp8_param_gather = s.has("--fp8-param-gather");
+  const bool reuse_grad_buf = s.has("--reuse-grad-buf-for-mxfp8-param-ag");
+  if (precision == "fp8") {
+    d.fp8_param_gather = s.has("--fp8-param-gather");
+    d.fp8_reuse_grad_buf = reuse_grad_buf;
+  }
   t["precision"] = precision;
   t["method"] = s.has("--finetune") ? "sft" : "pretrain";
   read_allocator_conf(s, d);

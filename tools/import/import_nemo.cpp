@@ -240,6 +240,9 @@ std::string read_precision(SettingTable& s, ImportDraft& d) {
   if (const auto gather = s.boolean("mixed_precision.fp8_param_gather")) {
     d.fp8_param_gather = *gather;
   }
+  if (const auto reuse = s.boolean("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag")) {
+    d.fp8_reuse_grad_buf = *reuse;
+  }
   s.mark_read_prefix("mixed_precision.");
   if (fp8 && !fp8->empty() && *fp8 != "null") return "fp8";
   if (s.boolean("mixed_precision.fp16").value_or(false)) return "fp16";
