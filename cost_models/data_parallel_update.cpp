@@ -49,9 +49,13 @@ DataParallelGroups data_parallel_groups(const ParallelPlan& plan, const NodeSpec
       std::max<int64_t>(1, plan.dp * plan.cp * plan.tp / (plan.ep * plan.expert_tp()));
   groups.expert = place_strided(expert_dp, plan.ep * plan.expert_tp(), node, plan.num_gpus());
   // The distributed optimizer gathers updated parameters in the compute precision, in fp8
-  // where the parameters are fp8 (fp8_param_gather), or in the grad buffer's dtype where it
-  // gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
-  groups.param_gather_bytes = traits.fp8_params                   ? 1.0
+  // where per-tensor-scaled parameters are fp8 (fp8_param_gather), or in the grad buffer's
+  // dtype where it gathers through that buffer (FrameworkTraits::param_gather_in_grad_dtype).
+  // MXFP8 parameters are gathered in bf16 through the gradient buffer, then quantised into
+  // their MXFP8 storage (Megatron-Core param_and_grad_buffer.py: a bf16 view of the shared
+  // buffer, "reuse_grad_buf_for_mxfp8_param_ag").
+  const bool fp8_gather = fp8_params_kept(traits, plan) && !fp8_recipe_is_mxfp8(node.gpu);
+  groups.param_gather_bytes = fp8_gather                          ? 1.0
                               : traits.param_gather_in_grad_dtype ? traits.grad_bytes
                                                                   : activation_bytes(precision);
   return groups;

@@ -6,6 +6,10 @@ namespace parplan::cost {
 
 bool fp8_recipe_is_mxfp8(const GpuSpec& gpu) { return gpu.architecture == "blackwell"; }
 
+bool fp8_params_kept(const FrameworkTraits& traits, const ParallelPlan& plan) {
+  return traits.fp8_params && plan.zero_stage >= 1;
+}
+
 bool tp_comm_overlap_applies(const FrameworkTraits& traits, const GroupPlacement& tp_group) {
   return traits.tp_comm_overlap && !tp_group.crosses_nodes();
 }

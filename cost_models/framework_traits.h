@@ -29,4 +29,11 @@ FrameworkTraits framework_traits(Framework framework, const TrainingSpec& traini
 // GPUs use per-tensor scaling.
 bool fp8_recipe_is_mxfp8(const GpuSpec& gpu);
 
+// Whether the plan keeps the parameters themselves in fp8 (FrameworkTraits::fp8_params): only
+// with a sharded optimizer, since Megatron refuses fp8 parameter gathers without the
+// distributed optimizer or an FSDP (arguments.py: "--fp8-param-gather only supported with
+// distributed optimizer, torch fsdp2, megatron fsdp"); without one the 16-bit weights and the
+// fp8 copies stay.
+bool fp8_params_kept(const FrameworkTraits& traits, const ParallelPlan& plan);
+
 }  // namespace parplan::cost

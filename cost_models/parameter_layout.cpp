@@ -105,8 +105,8 @@ ShardedBytes sharded_state_bytes(const StageParameters& sp, const ParallelPlan& 
     out.weights = sharded(traits.weight_bytes, plan.zero_stage >= 3);
   }
   // fp8 copies beside the 16-bit weights, unless the parameters themselves are fp8: then the
-  // fp8 value and its transpose (1 + 1 bytes) take the place of the 16-bit weight.
-  if (plan.zero_stage < 3 && !traits.fp8_params)
+  // fp8 data the GEMMs read (1 + 1 bytes) takes the place of the 16-bit weight.
+  if (plan.zero_stage < 3 && !fp8_params_kept(traits, plan))
     out.weights += (sp.dense_params + sp.expert_params) * traits.fp8_weight_copy_bytes;
   if (plan.schedule == ScheduleKind::DualPipe) {
     // DualPipe feeds micro-batches from both ends: every device holds two stages' parameters

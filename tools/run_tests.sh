@@ -27,7 +27,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_SANITIZE="address;un
 step=$(date +%s)
 cmake --build build-asan -j"$(nproc)"
 echo "== sanitizer build step: $(( $(date +%s) - step )) s"
-echo "== ctest -LE gpu"
+echo "== ctest -LE 'gpu|release_build'"
 step=$(date +%s)
 (cd build-asan && ctest -LE 'gpu|release_build' --output-on-failure -j"$(nproc)")
 echo "== sanitizer test step: $(( $(date +%s) - step )) s"

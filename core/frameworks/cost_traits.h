@@ -108,14 +108,15 @@ struct FrameworkTraits {
   // fp8 training keeps cached fp8 copies of the weights (Transformer Engine: the weight and
   // its transpose, 1 byte each, refreshed once per step), bytes per parameter.
   double fp8_weight_copy_bytes = 0;
-  // The fp8 recipes keep the parameters themselves in fp8 and all-gather them in fp8, so the
-  // fp8 values the GEMMs read (1 + 1 bytes: the value and its transpose under per-tensor
-  // scaling, the row- and column-wise MXFP8 data on Blackwell) replace the 16-bit weights and
-  // their copies. Megatron-Bridge mixed_precision.py sets fp8_param_gather=True for the delayed,
-  // tensorwise and MXFP8 recipes (every tag v0.1.0rc3 to v0.6.0); MXFP8 adds
-  // reuse_grad_buf_for_mxfp8_param_ag=True, which gathers through the gradient buffer instead
-  // of a 16-bit parameter buffer (Megatron-Core optimizer_config.py warns that MXFP8 without
-  // the two "will use significant amount additional GPU memory").
+  // With a sharded optimizer (cost::fp8_params_kept), the fp8 recipes keep the parameters
+  // themselves in fp8, so the fp8 data the GEMMs read (1 + 1 bytes: the value and its transpose
+  // under per-tensor scaling, all-gathered in fp8; the row- and column-wise MXFP8 data on
+  // Blackwell, plus 1/32 for its scales) replaces the 16-bit weights and their copies.
+  // Megatron-Bridge mixed_precision.py sets fp8_param_gather=True for the delayed, tensorwise
+  // and MXFP8 recipes (every tag v0.1.0rc3 to v0.6.0); MXFP8 adds
+  // reuse_grad_buf_for_mxfp8_param_ag=True: its parameters are gathered in bf16 through the
+  // gradient buffer, with no 16-bit parameter buffer (Megatron-Core optimizer_config.py warns
+  // that MXFP8 without the two "will use significant amount additional GPU memory").
   bool fp8_params = false;
   // fp8 GEMMs save their fp8-cast inputs for the backward pass (Transformer Engine), so
   // those activations take 1 byte instead of 2; torchao's Float8Linear keeps the 16-bit input.
@@ -130,7 +131,8 @@ struct FrameworkTraits {
   // Megatron-Core applies the probabilities inside the expert activation instead (Megatron-LM
   // PR 2668, "Memory efficient token permutation", core_v0.13.0: weighted_bias_swiglu_impl
   // multiplies by permuted_probs), and its combine is an unweighted unpermute that saves
-  // nothing.
+  // nothing. This is the fused activation path (bias_activation_fusion, the recipes'
+  // setting); the unfused one keeps the unweighted activation output instead.
   bool moe_combine_keeps_expert_outputs = true;
   // Selective recomputation means operator-level checkpointing (torchtitan "op" SAC: every
   // other matmul output kept) rather than Megatron's attention-core recomputation.

@@ -1,6 +1,7 @@
 // The framework registry (core/frameworks/registry.h): every Framework value has exactly one
-// description at its own index, names and aliases round-trip, and the shared mixed-precision
-// layouts give the bytes per parameter their sources state.
+// description at its own index, names and aliases round-trip, the shared mixed-precision
+// layouts give the bytes per parameter their sources state, and only Megatron-Core's MoE
+// combine keeps no weighted expert outputs.
 #include <gtest/gtest.h>
 
 #include <set>

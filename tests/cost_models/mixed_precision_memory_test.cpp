@@ -51,6 +51,13 @@ TEST(WeightMemory, Fp8ParametersReplaceTheSixteenBitWeights) {
   // Blackwell's MXFP8 recipe keeps the parameters as row- and column-wise MXFP8 data and
   // gathers them through the gradient buffer (Megatron-Bridge bf16_with_mxfp8_mixed).
   EXPECT_NEAR(weight_bytes_per_param(job_for("megatron-core", "fp8", "dgx-b200")), 2.0, 1e-9);
+  // Without a sharded optimizer Megatron gathers no fp8 parameters: the 16-bit weights stay
+  // beside Transformer Engine's cached fp8 weight and transpose (2 + 1 + 1 bytes).
+  for (const char* node : {"dgx-h100", "dgx-b200"}) {
+    Job job = job_for("megatron-core", "fp8", node);
+    job.plan.zero_stage = 0;
+    EXPECT_NEAR(weight_bytes_per_param(job), 4.0, 1e-9) << node;
+  }
 }
 
 // PyTorch's expandable segments: the allocator reserves what is allocated, so the

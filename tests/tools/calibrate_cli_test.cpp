@@ -49,9 +49,12 @@ json family_runs(const std::string& family, const std::string& node, size_t max_
   return out;
 }
 
-// The runs the calibrations below fit: six of DGX Cloud's H100 runs, enough for two factors.
-// A calibration refits once per held-out run, so its cost grows with the square of the run
-// count: all twelve took 20 times as long (7 minutes each under the sanitizers).
+// The runs the calibrations below fit: the first six of DGX Cloud's H100 runs (Llama 3.1 on 8
+// to 1,152 GPUs), enough for two factors. A calibration refits once per held-out run, so its
+// cost grows with the square of the run count and with the runs' size: all twelve, which add
+// Grok-1 (MoE), MaxText and Nemotron-4 runs on up to 2,048 GPUs, took 20 times as long (7
+// minutes each under the sanitizers). The leave-one-out test (calibrate_loo_test.cpp)
+// calibrates MoE groups.
 json dgxc_h100_runs() { return family_runs("dgxc", "dgx-h100", 6); }
 
 // Runs calibrate on `runs` and expects it to fail with `code`, naming `expect`, writing nothing.
@@ -90,7 +93,6 @@ TEST(Calibrate, WritesTheFactorsRunsAndLeaveOneOutFigures) {
     fitted += f["fitted"].get<bool>() ? 1 : 0;
   }
   EXPECT_LE(fitted, static_cast<int>(runs.size()) / 3);
-  // Every run is on one node: the inter-node factor is left out unless a run spans nodes.
   EXPECT_TRUE(cal["leave_one_out"]["available"].get<bool>());
   EXPECT_EQ(cal["leave_one_out"]["runs"].size(), runs.size());
   EXPECT_LE(cal["fit"]["calibrated_mape"].get<double>(),

@@ -135,6 +135,10 @@ std::map<std::string, Job> variant_jobs() {
       R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-b200", "num_nodes": 2},
           "training": {"global_batch_size": 64, "seq_length": 4096, "precision": "fp8"},
           "plan": {"tp": 2}})");
+  jobs["fp8-blackwell-zero3"] = job_from(
+      R"({"model": "llama3.1-8b", "cluster": {"node": "dgx-b200", "num_nodes": 2},
+          "training": {"global_batch_size": 64, "seq_length": 4096, "precision": "fp8"},
+          "plan": {"tp": 2, "zero_stage": 3}})");
   jobs["fp16"] = llama(R"({"tp": 2})", "fp16");
   jobs["bf16-default"] = llama(R"({"tp": 2})");
   jobs["fp32"] = llama(R"({"tp": 2})", "fp32");
@@ -280,6 +284,11 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_recipe"), "mxfp8");
   EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.fp8_param_gather"), "true");
   EXPECT_EQ(nm("fp8-blackwell").at("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag"), "true");
+  // Megatron-FSDP gathers MXFP8 parameters without the gradient buffer: Megatron gets no reuse
+  // flag; Bridge gets it and turns it off itself (it asserts it without FSDP only since v0.5.0).
+  EXPECT_TRUE(mg("fp8-blackwell-zero3").count("--fp8-param-gather"));
+  EXPECT_FALSE(mg("fp8-blackwell-zero3").count("--reuse-grad-buf-for-mxfp8-param-ag"));
+  EXPECT_EQ(nm("fp8-blackwell-zero3").at("mixed_precision.fp8_param_gather"), "true");
   EXPECT_EQ(nm("fp8").at("mixed_precision.reuse_grad_buf_for_mxfp8_param_ag"), "false");
   EXPECT_EQ(nm("bf16-default").at("mixed_precision"), "bf16_mixed");
   EXPECT_EQ(tt("fp8").at("model.converters"), "[\"quantize.linear.float8\"]");

@@ -150,12 +150,12 @@ int64_t vocab_divisor(int64_t vocab, int64_t tp) {
 
 Fp8Launch fp8_launch(const Job& job) {
   const auto traits = cost::framework_traits(job.framework, job.training, job.plan);
-  // arguments.py: "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
-  // megatron fsdp": without ZeRO the parameters stay 16-bit.
-  const bool param_gather = traits.fp8_params && job.plan.zero_stage >= 1;
+  const bool param_gather = cost::fp8_params_kept(traits, job.plan);
   if (cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu)) {
-    // arguments.py sets reuse_grad_buf_for_mxfp8_param_ag = False for Megatron-FSDP.
-    return {"e4m3", "mxfp8", param_gather, param_gather && job.plan.zero_stage < 3, "mx"};
+    // Through the gradient buffer under the distributed optimizer (ZeRO 1); the exports run
+    // ZeRO 2 and 3 as Megatron-FSDP, which does not implement it (Megatron-Bridge config.py
+    // deactivates it there).
+    return {"e4m3", "mxfp8", param_gather, param_gather && job.plan.zero_stage == 1, "mx"};
   }
   return {"hybrid", "tensorwise", param_gather, false, "float8"};
 }

@@ -9,6 +9,7 @@
 // rank. Tested in tests/tools/export_test.cpp and nemo_rules_test.cpp.
 #include <cmath>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include "cost_models/framework_traits.h"
@@ -291,7 +292,7 @@ namespace {
 
 // `mixed_precision`: a preset name for 16-bit training; for fp8 the MixedPrecisionConfig
 // itself, so that the recipe, format and parameter gather are launch::fp8_launch's, as in
-// the Megatron-LM flags (the presets differ: bf16_with_mxfp8_mixed gathers fp8 parameters).
+// the Megatron-LM flags (a preset would fix the parameter gather whatever the plan's ZeRO stage).
 void mixed_precision(const Job& job, Yaml& y) {
   switch (job.training.precision) {
     case Precision::Fp32:
@@ -318,8 +319,11 @@ void mixed_precision(const Job& job, Yaml& y) {
   y.set("mixed_precision", "fp8", fp8.format);
   y.set("mixed_precision", "fp8_recipe", fp8.recipe);
   y.set_bool("mixed_precision", "fp8_param_gather", fp8.param_gather);
+  // Bridge asserts this whenever MXFP8 parameters are gathered without Megatron-FSDP, and
+  // turns it off itself under Megatron-FSDP (config.py at 067f987d; before v0.5.0 it asserted
+  // it under FSDP too): set with every MXFP8 parameter gather.
   y.set_bool("mixed_precision", "reuse_grad_buf_for_mxfp8_param_ag",
-             fp8.reuse_grad_buf_for_param_gather);
+             fp8.param_gather && std::string_view(fp8.recipe) == "mxfp8");
 }
 
 }  // namespace

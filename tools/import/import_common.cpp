@@ -222,11 +222,14 @@ void note_assumptions(ImportDraft& d, const Job& job) {
   const launch::Fp8Launch fp8 = launch::fp8_launch(job);
   if (d.fp8_param_gather && *d.fp8_param_gather != fp8.param_gather) {
     d.notes.push_back(std::string("training.precision fp8: the launch ") +
-                      (*d.fp8_param_gather ? "gathers" : "does not gather") +
-                      " parameters in fp8; parplan's model for this GPU and plan " +
+                      (*d.fp8_param_gather ? "keeps" : "does not keep") +
+                      " the parameters in fp8 (fp8_param_gather); parplan's model for this GPU "
+                      "and plan " +
                       (*d.fp8_param_gather ? "does not" : "does"));
   }
-  if (d.fp8_reuse_grad_buf && *d.fp8_reuse_grad_buf != fp8.reuse_grad_buf_for_param_gather) {
+  // Megatron-FSDP (ZeRO 2 and 3 in the exports) turns the gradient-buffer reuse off itself.
+  if (d.fp8_reuse_grad_buf && p.zero_stage == 1 &&
+      *d.fp8_reuse_grad_buf != fp8.reuse_grad_buf_for_param_gather) {
     d.notes.push_back(std::string("training.precision fp8: the launch ") +
                       (*d.fp8_reuse_grad_buf ? "gathers" : "does not gather") +
                       " MXFP8 parameters through the gradient buffer; parplan's model for this "
