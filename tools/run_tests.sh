@@ -4,9 +4,9 @@
 # but the GPU ones (the bad-input corpus included) and those labelled release_build (the
 # leave-one-out calibration over the public runs and a search per published plan), which run in
 # a Release build instead (thousands of cost-model evaluations: about 2 minutes there, over half
-# an hour under the sanitizers), runs the planner tests under
-# ThreadSanitizer, replays the fuzz seeds and fuzzes each input parser for 60 s (when clang is
-# present), then (when nvcc exists) compiles the CUDA sources without running them.
+# an hour under the sanitizers), runs the planner tests under ThreadSanitizer, replays the fuzz
+# seeds and fuzzes each input parser for 60 s (when clang is present), then (when nvcc exists)
+# compiles the CUDA sources without running them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
@@ -38,7 +38,7 @@ cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DPARPLAN_ENABLE_CUDA=OFF
   -DPARPLAN_ENABLE_BENCHMARKS=OFF >/dev/null
 cmake --build build-release -j"$(nproc)" --target parplan calibrate_loo_test published_plans_test
 (cd build-release && ctest -L release_build --output-on-failure -j"$(nproc)")
-echo "== Release calibration step: $(( $(date +%s) - step )) s"
+echo "== Release step: $(( $(date +%s) - step )) s"
 
 echo "== ThreadSanitizer: planner tests (threaded search)"
 step=$(date +%s)

@@ -9,7 +9,6 @@
 // rank. Tested in tests/tools/export_test.cpp and nemo_rules_test.cpp.
 #include <cmath>
 #include <map>
-#include <string_view>
 #include <vector>
 
 #include "cost_models/framework_traits.h"
@@ -323,7 +322,7 @@ void mixed_precision(const Job& job, Yaml& y) {
   // turns it off itself under Megatron-FSDP (config.py at 067f987d; before v0.5.0 it asserted
   // it under FSDP too): set with every MXFP8 parameter gather.
   y.set_bool("mixed_precision", "reuse_grad_buf_for_mxfp8_param_ag",
-             fp8.param_gather && std::string_view(fp8.recipe) == "mxfp8");
+             fp8.param_gather && cost::fp8_recipe_is_mxfp8(job.cluster.node.gpu));
 }
 
 }  // namespace

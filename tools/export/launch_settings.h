@@ -75,7 +75,8 @@ struct Fp8Launch {
   const char* format;  // Megatron --fp8-format, Megatron-Bridge fp8
   const char* recipe;  // Megatron --fp8-recipe, Megatron-Bridge fp8_recipe
   bool param_gather;   // --fp8-param-gather, fp8_param_gather
-  // --reuse-grad-buf-for-mxfp8-param-ag, reuse_grad_buf_for_mxfp8_param_ag
+  // Megatron --reuse-grad-buf-for-mxfp8-param-ag (Bridge's reuse_grad_buf_for_mxfp8_param_ag
+  // follows every MXFP8 parameter gather instead: launch_nemo.cpp)
   bool reuse_grad_buf_for_param_gather;
   const char* torchtitan_converter;  // quantize.linear.<this>, quantize.grouped_mm.<this>
 };

@@ -220,21 +220,22 @@ void note_assumptions(ImportDraft& d, const Job& job) {
   // What parplan would launch for this plan (launch::fp8_launch): fp8 parameters where the
   // model counts them and the optimizer is sharded.
   const launch::Fp8Launch fp8 = launch::fp8_launch(job);
+  // "the launch keeps X; parplan's model for this GPU and plan does not", or the reverse.
+  const auto note_fp8_difference = [&](bool launch_does, const char* does, const char* does_not,
+                                       const char* what) {
+    d.notes.push_back(
+        std::string("training.precision fp8: the launch ") + (launch_does ? does : does_not) +
+        what + "; parplan's model for this GPU and plan " + (launch_does ? "does not" : "does"));
+  };
   if (d.fp8_param_gather && *d.fp8_param_gather != fp8.param_gather) {
-    d.notes.push_back(std::string("training.precision fp8: the launch ") +
-                      (*d.fp8_param_gather ? "keeps" : "does not keep") +
-                      " the parameters in fp8 (fp8_param_gather); parplan's model for this GPU "
-                      "and plan " +
-                      (*d.fp8_param_gather ? "does not" : "does"));
+    note_fp8_difference(*d.fp8_param_gather, "keeps", "does not keep",
+                        " the parameters in fp8 (fp8_param_gather)");
   }
   // Megatron-FSDP (ZeRO 2 and 3 in the exports) turns the gradient-buffer reuse off itself.
   if (d.fp8_reuse_grad_buf && p.zero_stage == 1 &&
       *d.fp8_reuse_grad_buf != fp8.reuse_grad_buf_for_param_gather) {
-    d.notes.push_back(std::string("training.precision fp8: the launch ") +
-                      (*d.fp8_reuse_grad_buf ? "gathers" : "does not gather") +
-                      " MXFP8 parameters through the gradient buffer; parplan's model for this "
-                      "GPU and plan " +
-                      (*d.fp8_reuse_grad_buf ? "does not" : "does"));
+    note_fp8_difference(*d.fp8_reuse_grad_buf, "gathers", "does not gather",
+                        " MXFP8 parameters through the gradient buffer");
   }
   if (p.dp > 1 && traits.overlap_dp_grad_reduce && !d.overlaps_grad_reduce) {
     d.notes.push_back(

@@ -340,6 +340,7 @@ ImportDraft read_megatron_launch(SettingTable& s) {
   std::string precision = s.has("--bf16") ? "bf16" : s.has("--fp16") ? "fp16" : "fp32";
   if (s.has("--fp8-format")) precision = "fp8";
   s.get("--fp8-recipe");
+  // Read (and so not reported unread) whatever the precision.
   const bool reuse_grad_buf = s.has("--reuse-grad-buf-for-mxfp8-param-ag");
   if (precision == "fp8") {
     d.fp8_param_gather = s.has("--fp8-param-gather");
