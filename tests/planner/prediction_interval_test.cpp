@@ -194,8 +194,9 @@ TEST(PredictionInterval, HonestOnUnseenSourceFamilies) {
   EXPECT_LE(check.coverage, 0.95);
   // 0.132 over 213 runs; 0.171 with Megatron-Bridge's seven archive tables (168 runs whose
   // MoE rows vary 2x between releases: their own intervals are wide), which narrowed the
-  // intervals of the 208 runs in no archive table from 0.132 to 0.125 (docs/intervals.md).
-  EXPECT_LE(check.median_half_width, 0.175);
+  // intervals of the 208 runs in no archive table from 0.132 to 0.125 (docs/intervals.md);
+  // 0.151 once NCCL's LL bandwidth cap and LL128 joined the ring model (DeepSpeed ZeRO-3).
+  EXPECT_LE(check.median_half_width, 0.155);
   // The memory headroom is a fraction of the GPU that leaves room for under-prediction.
   EXPECT_GT(recommended_max_memory_fraction(), 0.5);
   EXPECT_LE(recommended_max_memory_fraction(), 1.0);

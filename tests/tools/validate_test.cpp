@@ -111,7 +111,9 @@ TEST(ValidatePublished, StepTimeErrorGate) {
   // 6.3% -> 4.1% (core) and 7.7% -> 6.7% (all) when BLOOM's runs got the Jean Zay preset.
   EXPECT_LE(core["mape"].get<double>(), 0.045);    // time-model issue target: 7%
   EXPECT_LE(core["p90_ape"].get<double>(), 0.15);  // time-model issue target
-  EXPECT_LE(all["mape"].get<double>(), 0.072);     // beyond-3D issue target: 9%
+  // 7.2% -> 6.3% when the ring model gained NCCL's LL bandwidth cap and LL128 (SC21's ZeRO-3
+  // 175B on 1,536 GPUs: -39% -> -19%).
+  EXPECT_LE(all["mape"].get<double>(), 0.066);  // beyond-3D issue target: 9%
   // 0.14 before the MaxText Llama 2 70B run (dgxc_maxtext_llama2_70b_bf16_2048gpu) got the
   // rematerialisation its source runs (remat_policy save_qkv_proj, encoded as recompute full):
   // predicted 5% too fast without it, 24% too slow with it (issue 24 point 5).
@@ -180,8 +182,10 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // DeepEP's GEMM cost; 14.1% with BLOOM's runs on
                                          // the Jean Zay preset (its measured Omni-Path
                                          // network); 13.6% with tr1-13B's runs on Jean
-                                         // Zay's V100 nodes (and two more of them); gate 0.14.
-                                         TableGate{"found_runs.json", 43, 0.14, 0.35},
+                                         // Zay's V100 nodes (and two more of them); 12.6%
+                                         // with NCCL's LL cap and LL128 in the ring model
+                                         // (SC21's ZeRO-3 rows); gate 0.13.
+                                         TableGate{"found_runs.json", 43, 0.13, 0.35},
                                          // Megatron-Bridge's archived releases, each row's
                                          // recipe read at the release's tag: the MoE rows on
                                          // B200, B300 and H100 run up to 2.8x slower than
