@@ -146,6 +146,8 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   node.gpus_per_node = figures.require_count(in, "gpus_per_node", 1, 4096);
   node.node_overhead_w = figures.get(in, "node_overhead_w", -1, 0, 1e7);
   node.host_link_gbps = figures.get(in, "host_link_gbps", -1, 0.001, 1e6);
+  node.host_cpu_vendor =
+      in.choice_or("host_cpu_vendor", node.host_cpu_vendor, {"intel", "amd", "arm", "other"});
 
   {
     JsonReader gpu = in.object("gpu");
@@ -354,6 +356,9 @@ Json node_spec_to_json(const NodeSpec& node) {
   if (node.gpu.tdp_w > 0) out["gpu"]["tdp_w"] = node.gpu.tdp_w;
   if (node.node_overhead_w >= 0) out["node_overhead_w"] = node.node_overhead_w;
   if (node.host_link_gbps > 0) out["host_link_gbps"] = node.host_link_gbps;
+  if (node.host_cpu_vendor != NodeSpec{}.host_cpu_vendor) {
+    out["host_cpu_vendor"] = node.host_cpu_vendor;
+  }
   // Likewise a precision's own GEMM ramps and the precision of the kernel figures.
   Json ramps = gemm_ramps_to_json(node.gpu);
   if (!ramps.empty()) out["gpu"]["gemm_ramps"] = ramps;

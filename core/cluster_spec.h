@@ -158,6 +158,11 @@ struct NodeSpec {
   // transferring at once (PCIe x16 or NVLink-C2C); -1: not given. Activation offloading
   // moves its tensors over it.
   double host_link_gbps = -1;
+  // Vendor of the node's host CPUs: "intel", "amd", "arm" or "other". NCCL's ring model
+  // depends on it across nodes (src/graph/tuning.cc: the LL bandwidth cap llMaxBws and the
+  // per-step network overhead getNetOverhead are chosen by CPU vendor, AMD apart from the
+  // rest); cost_models/collective_model.cpp.
+  std::string host_cpu_vendor = "intel";
   // Key paths of figures given without a source (presets must have none).
   std::vector<std::string> unsourced_figures;
 

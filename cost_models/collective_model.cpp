@@ -32,7 +32,8 @@ const CollectiveFit* find_fit(const NodeSpec& node, Collective op, bool inter, i
 // §6): a base latency plus one hop latency per ring step, n - nodes steps inside nodes and
 // nodes - 1 over the network, per protocol, and the bytes at the protocol's share of the bus
 // bandwidth. Simple moves the full bus bandwidth; LL128 120 of every 128 bytes (0.92 in
-// NCCL's model); LL half of it, capped by llMaxBw. NCCL takes the fastest protocol.
+// NCCL's model; its per-channel LL128 cap is left out, parplan does not count channels); LL
+// half of it, capped by llMaxBw. NCCL takes the fastest protocol.
 struct RingProtocol {
   double base_us;
   double nvlink_hop_us;
@@ -46,44 +47,42 @@ constexpr RingProtocol kRingLowLatency128{14.0, 1.9, 2.5, 4.0, 0.92, 1.0};
 constexpr RingProtocol kRingLowLatency{6.6, 0.6, 1.0, 2.7, 0.5, 1.0};
 
 // With several nodes every ring step inside a node costs at least the proxy's network
-// overhead, netOverhead in tuning.cc: 1 us on Intel hosts (2 on AMD; parplan's node presets
-// do not name the host CPU, so the Intel figure applies).
-constexpr double kNetOverheadUs = 1.0;
+// overhead (getNetOverhead in tuning.cc): 2 us on AMD hosts, 1 us on the others (Intel, Arm).
+double net_overhead_us(const NodeSpec& node) { return node.host_cpu_vendor == "amd" ? 2.0 : 1.0; }
 
-// NCCL's cap on LL bandwidth over more than two nodes (llMaxBws, tuning.cc), GB/s, by the
-// GPU's compute capability: Volta 20.4, Ampere (and Ada, sm 8.x) 19.0, Hopper 35.0,
-// Blackwell 70.0; 2 nodes: 39.0, 22.5, 45.0, 90.0. Other vendors' libraries (RCCL) have tables
-// of their own: no cap.
-double low_latency_max_busbw_gbps(const GpuSpec& gpu, int64_t nodes) {
+// NCCL's cap on the LL protocol's bus bandwidth across nodes (llMaxBws in tuning.cc), GB/s: for
+// more than one node NCCL picks the row by host CPU vendor, not by GPU (AMD hosts 22.5 over 2
+// nodes and 19.0 over more, the others 39.0 and 20.4;
+// docs/sources/hardware_reference.json nccl.llMaxBws_GBps). RCCL (other GPU vendors) has
+// tables of its own: no cap.
+double low_latency_max_busbw_gbps(const NodeSpec& node, int64_t nodes) {
+  if (node.gpu.vendor != "nvidia") return std::numeric_limits<double>::infinity();
   const bool two = nodes <= 2;
-  const std::string& arch = gpu.architecture;
-  if (gpu.vendor != "nvidia") return std::numeric_limits<double>::infinity();
-  if (arch == "volta") return two ? 39.0 : 20.4;
-  if (arch == "ampere" || arch == "ada") return two ? 22.5 : 19.0;
-  if (arch == "hopper") return two ? 45.0 : 35.0;
-  if (arch == "blackwell") return two ? 90.0 : 70.0;
-  return std::numeric_limits<double>::infinity();
+  if (node.host_cpu_vendor == "amd") return two ? 22.5 : 19.0;
+  return two ? 39.0 : 20.4;
 }
 
 // Time of a ring all-gather or reduce-scatter whose ring spans several nodes with several
 // members on each: the (n-1)-step ring pays every hop's latency, which dominates for
 // per-layer gathers over thousands of ranks (ZeRO-3/FSDP at scale). LL128 runs where NCCL
-// enables it by default: NVIDIA GPUs behind an NVLink switch (intra path at most NVB).
+// enables it by default: NVIDIA GPUs joined by NVLink (intra path at most NVB: a switch or a
+// direct mesh), not over PCIe.
 double ring_time_s(const NodeSpec& node, const GroupPlacement& group, double bus_bytes,
                    double busbw_gbps) {
   const double intra_steps = static_cast<double>(group.size - group.nodes);
   const double inter_steps = static_cast<double>(group.nodes - 1);
   const bool pci = node.intra.fabric == IntraFabric::Pcie;
+  const double overhead_us = net_overhead_us(node);
   auto time_s = [&](const RingProtocol& p, double bandwidth_gbps) {
     const double intra_hop_us =
-        std::max(pci ? p.pci_hop_us : p.nvlink_hop_us, kNetOverheadUs * p.net_overhead_multiple);
+        std::max(pci ? p.pci_hop_us : p.nvlink_hop_us, overhead_us * p.net_overhead_multiple);
     const double hops_us = intra_steps * intra_hop_us + inter_steps * p.net_hop_us;
     return (p.base_us + hops_us) * kUs + bus_bytes / (bandwidth_gbps * kGB);
   };
   const double ll_gbps = std::min(kRingLowLatency.bandwidth_fraction * busbw_gbps,
-                                  low_latency_max_busbw_gbps(node.gpu, group.nodes));
+                                  low_latency_max_busbw_gbps(node, group.nodes));
   double best = std::min(time_s(kRingSimple, busbw_gbps), time_s(kRingLowLatency, ll_gbps));
-  const bool ll128 = node.gpu.vendor == "nvidia" && node.intra.fabric == IntraFabric::Switch;
+  const bool ll128 = node.gpu.vendor == "nvidia" && !pci;
   if (ll128) {
     best = std::min(best,
                     time_s(kRingLowLatency128, kRingLowLatency128.bandwidth_fraction * busbw_gbps));

@@ -53,6 +53,32 @@ TEST(NodePresets, EveryPresetParsesWithEveryFigureSourced) {
   }
 }
 
+// The host CPU vendor (NCCL picks its LL cap and network overhead by it across nodes): the
+// presets whose hosts are not Intel name theirs with a source, and a value outside the list is
+// an error naming the key.
+TEST(NodePresets, HostCpuVendorIsNamedWithItsSource) {
+  EXPECT_EQ(find_node_preset("dgx-a100-80gb")->host_cpu_vendor, "amd");
+  EXPECT_EQ(find_node_preset("jean-zay-a100-80gb")->host_cpu_vendor, "amd");
+  EXPECT_EQ(find_node_preset("gb200-nvl72")->host_cpu_vendor, "arm");
+  EXPECT_EQ(find_node_preset("dgx-h100")->host_cpu_vendor, "intel");
+  for (const auto& file : embedded_node_files()) {
+    const Json raw = Json::parse(file.text);
+    if (!raw.contains("host_cpu_vendor")) continue;
+    SCOPED_TRACE(std::string(file.path));
+    EXPECT_TRUE(raw.contains("sources") && raw["sources"].contains("host_cpu_vendor"));
+  }
+  Json bad = Json::parse(embedded_node_files().front().text);
+  bad["host_cpu_vendor"] = "sparc";
+  try {
+    parse_node_spec(bad, "node.json", "");
+    FAIL() << "host_cpu_vendor \"sparc\" was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("host_cpu_vendor"), std::string::npos) << what;
+    EXPECT_NE(what.find("amd"), std::string::npos) << what;
+  }
+}
+
 // Ranges every preset must satisfy; they catch sparse-for-dense, bidirectional-for-per-
 // direction and bits-for-bytes mix-ups (docs/sources/hardware_notes.md §0).
 TEST(NodePresets, FiguresAreInDatasheetRanges) {

@@ -26,7 +26,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMinGroupRuns = 5;
-// Gates at the level reached (the worst group: at the one point), so neither can grow. The
+// Gates at the level reached, so neither can grow (the worst group's: see the last paragraph). The
 // ratio rises when the uncalibrated model improves (a mechanism modelled leaves less for a factor
 // to fix): DeepSpeed's blocking ZeRO-3 fetch and DeepEP's two permutation copies took the held-out
 // MAPE from 10.3% -> 8.1% (0.79) to 9.4% -> 7.5% (0.80); the MoE throughput factor, the compute
@@ -48,11 +48,12 @@ constexpr std::size_t kMinGroupRuns = 5;
 // runs all miss one way by different amounts are fitted less firmly (NeMo 25.04 on GB200: 8.0%
 // -> 11.7% calibrated).
 // NCCL's LL bandwidth cap and LL128 in the ring model took SC21's group from 11.8% to 7.6%
-// uncalibrated, but its ZeRO-3 runs now disagree on the network (the 175B ones want a slower
-// one, the 530B ones on 1,120 and 2,240 GPUs a faster one): the inter-node factor is chosen in
-// the folds that hold out a 530B run and not in those that hold out a 175B one, so the group's
-// held-out error rose to 10.1% (+2.5 points) and the pooled figures are 9.1% -> 8.3% (0.91).
-// The gates hold that level; the targets are a 0.7 ratio and at most +1 point.
+// uncalibrated (7.4% with the host CPU's network overhead), but its ZeRO-3 runs now disagree on the
+// network (the 175B ones want a slower one, the 530B ones on 1,120 and 2,240 GPUs a faster one):
+// the inter-node factor is chosen in the folds that hold out a 530B run and not in those that hold
+// out a 175B one, so the group's held-out error rose to 9.9% (+2.5 points) and the pooled figures
+// are 9.1% -> 8.3% (0.91). The gates hold that level; the targets are a 0.7 ratio and at
+// most +1 point.
 constexpr double kPooledRatioGate = 0.915;
 constexpr double kPooledCalibratedGate = 0.084;
 constexpr double kWorstGroupGate = 0.026;  // points of MAPE (the target: 0.01)
