@@ -103,6 +103,7 @@ class CpuBackend final : public Backend {
   void describe(ProcessGroup& group, RawProfile& raw) {
     raw.host.hostname = host_name();
     raw.host.cpu_model = cpu_model_name();
+    raw.host.cpu_vendor = cpu_vendor();
     raw.host.cores = cpu_core_count();
     raw.host.memory_gib = host_memory_bytes() / kGiB;
     DeviceInfo& d = raw.device;

@@ -76,6 +76,20 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
+std::string cpu_vendor() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("vendor_id", 0) == 0) {
+      if (line.find("GenuineIntel") != std::string::npos) return "intel";
+      if (line.find("AuthenticAMD") != std::string::npos) return "amd";
+      return "other";
+    }
+    if (line.rfind("CPU implementer", 0) == 0) return "arm";
+  }
+  return "other";
+}
+
 int64_t cpu_core_count() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);

@@ -9,7 +9,11 @@
 namespace parplan::profiler {
 
 std::string host_name();
-std::string cpu_model_name();     // "model name" of /proc/cpuinfo, or "unknown CPU"
+std::string cpu_model_name();  // "model name" of /proc/cpuinfo, or "unknown CPU"
+// The CPU vendor as a node's host_cpu_vendor names it (core/cluster_spec.h): "intel"
+// (vendor_id GenuineIntel), "amd" (AuthenticAMD), "arm" (an aarch64 "CPU implementer" line),
+// else "other".
+std::string cpu_vendor();
 int64_t cpu_core_count();         // logical CPUs this process may run on
 double host_memory_bytes();       // MemTotal
 double available_memory_bytes();  // MemAvailable (MemFree when absent)

@@ -69,6 +69,7 @@ struct DeviceInfo {
 struct HostInfo {
   std::string hostname;
   std::string cpu_model;
+  std::string cpu_vendor = "other";  // host_info.h cpu_vendor()
   int64_t cores = 0;
   double memory_gib = 0;
 };

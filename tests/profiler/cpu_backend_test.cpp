@@ -23,6 +23,9 @@ ProfileOptions fast_options() {
 TEST(HostInfo, PlausibleFacts) {
   EXPECT_FALSE(host_name().empty());
   EXPECT_FALSE(cpu_model_name().empty());
+  const std::string vendor = cpu_vendor();
+  EXPECT_TRUE(vendor == "intel" || vendor == "amd" || vendor == "arm" || vendor == "other")
+      << vendor;
   EXPECT_GE(cpu_core_count(), 1);
   EXPECT_GT(host_memory_bytes(), 64 * kMiB);
   EXPECT_GT(available_memory_bytes(), 0.0);

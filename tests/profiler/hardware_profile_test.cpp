@@ -38,7 +38,7 @@ const GemmModel kFp64{{0.020}, 4.0, 6.0, 8.0, 3.0};
 
 RawProfile synthetic_cpu_run(bool with_collectives) {
   RawProfile raw;
-  raw.host = {"testhost", "Test CPU", 2, 16.0};
+  raw.host = {"testhost", "Test CPU", "intel", 2, 16.0};
   raw.device.name = "Test CPU";
   raw.device.vendor = "cpu";
   raw.device.architecture = "cpu";
@@ -143,7 +143,7 @@ const GemmModel kFp32Gpu{{50.0}, 16.0, 32.0, 48.0, 4.0};
 
 RawProfile synthetic_gpu_run() {
   RawProfile raw;
-  raw.host = {"gpuhost", "Test CPU", 16, 128.0};
+  raw.host = {"gpuhost", "Test CPU", "amd", 16, 128.0};
   raw.device.name = "Test GPU";
   raw.device.vendor = "nvidia";
   raw.device.architecture = "hopper";
@@ -187,6 +187,8 @@ RawProfile synthetic_gpu_run() {
 TEST(HardwareProfile, GpuFp32GemmsGetTheirOwnFiguresAndKernelFiguresTheirPrecision) {
   const Json doc = build(synthetic_gpu_run());
   const NodeSpec node = parse_node_spec(doc["node"], "<doc>", "node");
+  // The host's CPU vendor goes with the node (NCCL's ring model across nodes depends on it).
+  EXPECT_EQ(node.host_cpu_vendor, "amd");
   const GpuSpec& gpu = node.gpu;
   // The node's shape figures are bf16's; fp32 has its own peak share and ramps.
   EXPECT_NEAR(gpu.max_matmul_efficiency(Precision::Bf16) / 0.8, 1.0, 0.01);
