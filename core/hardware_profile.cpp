@@ -215,6 +215,11 @@ ClusterSpec apply_profile(const ClusterSpec& cluster, const HardwareProfile& pro
   // A profile measures speed, not power: the preset's TDP stays unless the profile gives one.
   if (node.gpu.tdp_w <= 0) node.gpu.tdp_w = cluster.node.gpu.tdp_w;
   node.collective_fits = measured.collective_fits;
+  // The measured host's CPU vendor (NCCL's ring model across nodes depends on it), where the
+  // profile recorded one: older profiles did not, and keep the preset's.
+  if (profile.host.is_object() && profile.host.contains("cpu_vendor")) {
+    node.host_cpu_vendor = measured.host_cpu_vendor;
+  }
   if (profile.measured_span("intra_node")) node.intra = measured.intra;
   if (profile.measured_span("inter_node") && measured.inter.nics_per_node > 0) {
     node.inter = measured.inter;

@@ -23,7 +23,7 @@ struct HardwareProfile {
   // What the run covered: {ranks, hosts, ranks_per_host, gemm_precisions,
   // collective_spans, ...}; apply_profile reads collective_spans.
   Json coverage;
-  Json host;          // {hostname, cpu_model, cores, memory_gib}
+  Json host;          // {hostname, cpu_model, cpu_vendor, cores, memory_gib}
   Json device;        // {name, vendor, backend, memory_gib, software{...}}
   Json fits;          // fitted parameters with their errors (also folded into `node`)
   Json measurements;  // {gemm: [...], memory_bound: [...], collectives: [...]}

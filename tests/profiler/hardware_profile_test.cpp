@@ -248,6 +248,16 @@ TEST(HardwareProfile, ApplyKeepsTopologyAndUnmeasuredFigures) {
   EXPECT_DOUBLE_EQ(b.node.intra.link_bandwidth_gbps, preset.node.intra.link_bandwidth_gbps);
   EXPECT_TRUE(b.node.collective_fits.empty());
   EXPECT_EQ(b.node.gpu.name, "Test CPU");
+
+  // The measured host's CPU vendor replaces the preset's (NCCL's ring model across nodes
+  // depends on it); a profile that recorded none keeps the preset's.
+  const ClusterSpec amd_preset = make_cluster(*find_node_preset("dgx-a100-80gb"), 2, 16);
+  EXPECT_EQ(apply_profile(amd_preset, with).node.host_cpu_vendor, "intel");
+  Json old = build(synthetic_cpu_run(true));
+  old["host"].erase("cpu_vendor");
+  old["node"].erase("host_cpu_vendor");
+  EXPECT_EQ(apply_profile(amd_preset, parse_hardware_profile(old, "old")).node.host_cpu_vendor,
+            "amd");
 }
 
 TEST(HardwareProfile, FitLookupBySizeAndGroup) {
