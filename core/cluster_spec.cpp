@@ -146,8 +146,7 @@ NodeSpec parse_node_spec(const Json& object, const std::string& file, const std:
   node.gpus_per_node = figures.require_count(in, "gpus_per_node", 1, 4096);
   node.node_overhead_w = figures.get(in, "node_overhead_w", -1, 0, 1e7);
   node.host_link_gbps = figures.get(in, "host_link_gbps", -1, 0.001, 1e6);
-  node.host_cpu_vendor =
-      in.choice_or("host_cpu_vendor", node.host_cpu_vendor, {"intel", "amd", "arm", "other"});
+  node.host_cpu_vendor = in.choice_or("host_cpu_vendor", node.host_cpu_vendor, kHostCpuVendors);
 
   {
     JsonReader gpu = in.object("gpu");

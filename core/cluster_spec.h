@@ -9,9 +9,11 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_input.h"
@@ -143,6 +145,10 @@ struct CollectiveFit {
   double rms_relative_error = -1;  // of the fit over its measurements; -1: not given
 };
 
+// The values a node's host_cpu_vendor (and a profile's host.cpu_vendor) may take.
+inline const std::initializer_list<std::string_view> kHostCpuVendors = {"intel", "amd", "arm",
+                                                                        "other"};
+
 struct NodeSpec {
   std::string name;
   std::string description;
@@ -162,7 +168,7 @@ struct NodeSpec {
   // depends on it across nodes (src/graph/tuning.cc: the LL bandwidth cap llMaxBws and the
   // per-step network overhead getNetOverhead are chosen by CPU vendor, AMD apart from the
   // rest); cost_models/collective_model.cpp.
-  std::string host_cpu_vendor = "intel";
+  std::string host_cpu_vendor = "intel";  // one of kHostCpuVendors
   // Key paths of figures given without a source (presets must have none).
   std::vector<std::string> unsourced_figures;
 

@@ -132,7 +132,7 @@ HardwareProfile parse_hardware_profile(const Json& value, const std::string& fil
     JsonReader host = in.object("host");
     host.require_string("hostname");
     host.string_or("cpu_model", "");
-    host.choice_or("cpu_vendor", "other", {"intel", "amd", "arm", "other"});
+    host.choice_or("cpu_vendor", "other", kHostCpuVendors);
     host.require_int("cores", 1);
     host.optional_number("memory_gib", 0, 1e9);
     host.finish();

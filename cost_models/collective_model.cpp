@@ -73,19 +73,19 @@ double ring_time_s(const NodeSpec& node, const GroupPlacement& group, double bus
   const double inter_steps = static_cast<double>(group.nodes - 1);
   const bool pci = node.intra.fabric == IntraFabric::Pcie;
   const double overhead_us = net_overhead_us(node);
-  auto time_s = [&](const RingProtocol& p, double bandwidth_gbps) {
+  // A protocol's time at its share of the bus bandwidth, at most `max_gbps`.
+  auto time_s = [&](const RingProtocol& p, double max_gbps) {
     const double intra_hop_us =
         std::max(pci ? p.pci_hop_us : p.nvlink_hop_us, overhead_us * p.net_overhead_multiple);
     const double hops_us = intra_steps * intra_hop_us + inter_steps * p.net_hop_us;
-    return (p.base_us + hops_us) * kUs + bus_bytes / (bandwidth_gbps * kGB);
+    const double gbps = std::min(p.bandwidth_fraction * busbw_gbps, max_gbps);
+    return (p.base_us + hops_us) * kUs + bus_bytes / (gbps * kGB);
   };
-  const double ll_gbps = std::min(kRingLowLatency.bandwidth_fraction * busbw_gbps,
-                                  low_latency_max_busbw_gbps(node, group.nodes));
-  double best = std::min(time_s(kRingSimple, busbw_gbps), time_s(kRingLowLatency, ll_gbps));
-  const bool ll128 = node.gpu.vendor == "nvidia" && !pci;
-  if (ll128) {
-    best = std::min(best,
-                    time_s(kRingLowLatency128, kRingLowLatency128.bandwidth_fraction * busbw_gbps));
+  constexpr double kUncapped = std::numeric_limits<double>::infinity();
+  double best = std::min(time_s(kRingSimple, kUncapped),
+                         time_s(kRingLowLatency, low_latency_max_busbw_gbps(node, group.nodes)));
+  if (node.gpu.vendor == "nvidia" && !pci) {
+    best = std::min(best, time_s(kRingLowLatency128, kUncapped));
   }
   return best;
 }
