@@ -293,7 +293,9 @@ PipelineInput pipeline_input(const CostContext& ctx, const ChunkTimes& chunks, d
   PipelineInput pipe;
   pipe.shape = pipeline_shape(*ctx.plan, ctx.training->global_batch_size);
   pipe.p2p_s = p2p_s;
-  pipe.p2p_blocks_sender = ctx.traits.pipeline_p2p_blocking;
+  pipe.p2p_blocks_sender =
+      ctx.traits.pipeline_p2p_blocking ||
+      (ctx.traits.pipeline_p2p_blocking_without_interleaving && ctx.plan->vpp <= 1);
   pipe.record_events = record_events;
   for (const auto& stage_chunks : chunks) {
     StageTimes st;

@@ -83,9 +83,18 @@ struct FrameworkTraits {
   // on the stage's own timeline (Megatron-LM's p2p_communication before Megatron-Core:
   // batch_isend_irecv, then req.wait() and torch.cuda.synchronize() "to protect against race
   // condition"; DeepSpeed's PipelineEngine sends with blocking dist.send). Megatron-Core
-  // overlaps them (overlap_p2p_comm); MegaScale measures the difference: +2.5 MFU points
-  // from pipeline overlap over Megatron-LM (Jiang et al. 2024, Table 3).
+  // overlaps them under the interleaved schedule (overlap_p2p_comm; the next trait); MegaScale
+  // measures the difference: +2.5 MFU points from pipeline overlap over Megatron-LM (Jiang et al.
+  // 2024, Table 3).
   bool pipeline_p2p_blocking = false;
+  // Megatron-Core overlaps pipeline sends with compute only under the interleaved schedule:
+  // without virtual stages, Megatron-LM turns overlap_p2p_comm off ("Overlap P2P
+  // communication is disabled if not using the interleaved schedule",
+  // megatron/training/arguments.py) and Megatron-Bridge selects it only for pp > 1 and
+  // vpp > 1 (training/comm_overlap.py); the 1F1B schedule then sends with batch_isend_irecv,
+  // waits on every request and synchronises the device (p2p_communication.py _communicate,
+  // batch_p2p_sync), so each send is on the stage's own timeline.
+  bool pipeline_p2p_blocking_without_interleaving = false;
   bool cp_shards_optimizer = true;  // distributed optimizer shards over dp*cp
   // Bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md table; Rajbhandari et
   // al. 2020 "ZeRO" §3 for DeepSpeed; torchtitan FSDP2 keeps fp32 sharded parameters).

@@ -54,6 +54,7 @@ FrameworkTraits megatron_core_cost_traits(const TrainingSpec& training) {
   t.tp_comm_overlap = true;
   t.moe_dedup_dispatch_across_nodes = true;
   t.moe_combine_keeps_expert_outputs = false;
+  t.pipeline_p2p_blocking_without_interleaving = true;
   if (training.precision == Precision::Fp8) {
     t.fp8_weight_copy_bytes = 2;
     t.fp8_params = true;

@@ -100,6 +100,37 @@ TEST(StepModel, FullRecomputeCostsAboutAThirdMoreCompute) {
   EXPECT_NEAR(a.model_flops, b.model_flops, 1e-6 * a.model_flops);  // model FLOPs exclude it
 }
 
+// Gap on `stage` between the end of its first forward and the start of its next action.
+double gap_after_first_forward(const StepEstimate& e, int64_t stage) {
+  const auto& events = e.pipeline.events;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].stage != stage || events[i].op != PipeOp::Forward) continue;
+    for (std::size_t j = i + 1; j < events.size(); ++j) {
+      if (events[j].stage == stage) return events[j].start_s - events[i].end_s;
+    }
+  }
+  return -1;
+}
+
+// Megatron-Core overlaps pipeline sends only under the interleaved schedule (Megatron-LM
+// turns overlap_p2p_comm off without virtual stages; Megatron-Bridge selects it for vpp > 1):
+// in 1F1B the first stage is held for the transfer after each forward it sends on, under the
+// interleaved schedule its warm-up forwards follow each other at once.
+TEST(StepModel, MegatronCoreBlocksOnPipelineSendsWithoutInterleaving) {
+  const StepOptions events{.record_pipeline_events = true};
+  const Job one_f_one_b = make_job("llama3.1-70b", "dgx-h100", 4, 64, 4096,
+                                   R"({"tp": 8, "pp": 4, "sequence_parallel": true})");
+  const StepEstimate blocking = estimate_step(one_f_one_b, events);
+  ASSERT_GT(blocking.p2p_s, 0.0);
+  EXPECT_NEAR(gap_after_first_forward(blocking, 0), blocking.p2p_s, 1e-12);
+
+  const Job interleaved = make_job("llama3.1-70b", "dgx-h100", 4, 64, 4096,
+                                   R"({"tp": 8, "pp": 4, "vpp": 2, "sequence_parallel": true})");
+  const StepEstimate overlapped = estimate_step(interleaved, events);
+  ASSERT_GT(overlapped.p2p_s, 0.0);
+  EXPECT_NEAR(gap_after_first_forward(overlapped, 0), 0.0, 1e-12);
+}
+
 TEST(StepModel, TensorParallelOverlapStopsAtTheNode) {
   // Megatron-Core's userbuffers overlap hides TP collectives under the GEMMs inside a DGX
   // H100; a tp 16 group spans two nodes, has no userbuffers, and exposes its collectives.
