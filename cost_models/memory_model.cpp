@@ -142,15 +142,23 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
   m.transient_bytes = sharded.transient;
 
   m.in_flight_chunks = peak_in_flight_chunks(in.shape, sp.stage);
+  double combined_step_layer_bytes = 0;
   if (plan.moe_a2a_overlap) {
     // The batch-level all-to-all overlap (Megatron-Core combined 1F1B) runs one more warm-up
-    // forward, then each step's forward beside the backward of the oldest chunk in flight: its
-    // warm-up forwards + 1 chunks are alive, two micro-batches without pipelining where
-    // gradient accumulation alone keeps one.
-    m.in_flight_chunks = std::min(combined_1f1b_warmup_forwards(in.shape, sp.stage) + 1,
-                                  in.shape.num_micro_batches * in.shape.vpp);
+    // forward, then each step's forward beside the backward of the oldest chunk in flight,
+    // layer by layer: the forward of layer i runs with the backward of layer L-1-i, whose
+    // saved state is released right after (model_chunk_schedule_plan.py, "forward_layer[0] +
+    // backward_layer[3]", b_layer.release_state()). The new chunk grows as the old one
+    // shrinks, so the warm-up forwards' chunks are alive plus one layer.
+    m.in_flight_chunks = combined_1f1b_warmup_forwards(in.shape, sp.stage);
+    if (m.in_flight_chunks < in.shape.num_micro_batches * in.shape.vpp && sp.num_layers > 0) {
+      combined_step_layer_bytes =
+          std::max(sp.num_moe_layers > 0 ? in.moe.stored : 0.0,
+                   sp.num_layers > sp.num_moe_layers ? in.dense.stored : 0.0);
+    }
   }
-  m.activations_bytes = stage_activation_bytes(job, traits, sp, in, m.in_flight_chunks);
+  m.activations_bytes =
+      stage_activation_bytes(job, traits, sp, in, m.in_flight_chunks) + combined_step_layer_bytes;
   const double layer_transient =
       std::max(sp.num_moe_layers > 0 ? in.moe.transient : 0.0,
                sp.num_layers > sp.num_moe_layers ? in.dense.transient : 0.0);
