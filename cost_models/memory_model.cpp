@@ -147,9 +147,11 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
     // The batch-level all-to-all overlap (Megatron-Core combined 1F1B) runs one more warm-up
     // forward, then each step's forward beside the backward of the oldest chunk in flight,
     // layer by layer: the forward of layer i runs with the backward of layer L-1-i, whose
-    // saved state is released right after (model_chunk_schedule_plan.py, "forward_layer[0] +
-    // backward_layer[3]", b_layer.release_state()). The new chunk grows as the old one
-    // shrinks, so the warm-up forwards' chunks are alive plus one layer.
+    // saved tensors are freed right after (model_chunk_schedule_plan.py, "forward_layer[0] +
+    // backward_layer[3]"; pipeline_parallel/utils.py ScheduleNode._backward runs without
+    // keeping the graph and drops its inputs and outputs). The new chunk grows as the old one
+    // shrinks, so the warm-up forwards' chunks are alive plus about one layer (the old layer's
+    // attention backward runs after the new layer's MoE forward).
     m.in_flight_chunks = combined_1f1b_warmup_forwards(in.shape, sp.stage);
     if (m.in_flight_chunks < in.shape.num_micro_batches * in.shape.vpp && sp.num_layers > 0) {
       combined_step_layer_bytes =

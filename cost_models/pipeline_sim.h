@@ -26,7 +26,8 @@ struct PipelineInput {
   double p2p_s = 0;                // activation / gradient transfer between adjacent stages
   // The sending stage waits for its own transfer before its next action (Megatron-LM before
   // Megatron-Core: batch_isend_irecv, req.wait(), torch.cuda.synchronize(); DeepSpeed's
-  // pipeline engine: blocking send/recv). Applies to 1F1B, interleaved and GPipe, whose
+  // pipeline engine: blocking send/recv; Megatron-Core without virtual stages, where it turns
+  // overlap_p2p_comm off). Applies to 1F1B, interleaved and GPipe, whose
   // chunk c on stage s is virtual stage c * pp + s.
   bool p2p_blocks_sender = false;
   bool record_events = false;

@@ -235,8 +235,8 @@ std::vector<bool> a2a_overlap_options(const Job& job, const Layout& layout, Reco
       !framework_info(job.framework).planner_support.moe_a2a_overlap) {
     return {false};
   }
-  // The overlap never slows a step but keeps one more chunk alive (memory_model.cpp): both are
-  // tried, so that a plan at the memory limit can run without it.
+  // The overlap never slows a step but keeps about one more layer alive (memory_model.cpp):
+  // both are tried, so that a plan at the memory limit can run without it.
   return {false, true};
 }
 

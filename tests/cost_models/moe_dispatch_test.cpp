@@ -201,6 +201,7 @@ TEST(MoeDispatch, WithoutPipeliningTheOverlapKeepsOneMoreLayerAlive) {
       extra_layers(plain.memory.stages.front(), overlapped.memory.stages.front(), 48);
   EXPECT_GT(extra, 0.95);
   EXPECT_LE(extra, 1.0);
+  EXPECT_GT(overlapped.memory.peak_bytes, plain.memory.peak_bytes);
 }
 
 TEST(MoeDispatch, FillAndDrainChunksHaveNoPartnerToHideTheirAllToAlls) {
