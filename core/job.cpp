@@ -186,6 +186,16 @@ void warn_unused_expandable_segments(Job& job) {
                          ", which does not allocate through PyTorch's caching allocator");
 }
 
+// torch.compile changes what runs only where the framework's modules are eager PyTorch.
+void warn_unused_torch_compile(Job& job) {
+  if (!job.training.torch_compile.value_or(false)) return;
+  if (framework_info(job.framework).cost_traits(job.training).eager_modules_compilable) return;
+  job.warnings.push_back(job.file + ": training.torch_compile: true has no effect with " +
+                         to_string(job.framework) +
+                         ", whose norm, rotary and activation kernels parplan costs as fused "
+                         "already");
+}
+
 Job parse_job(const Json& object, const std::string& file, const std::string& base_dir,
               PlanCheck plan_check) {
   JsonReader in(object, file, "");
@@ -268,6 +278,7 @@ Job parse_job(const Json& object, const std::string& file, const std::string& ba
   job.training = parse_training_spec(*training, file, "training");
   warn_beyond_max_positions(job);
   warn_unused_expandable_segments(job);
+  warn_unused_torch_compile(job);
   // fp8 training needs fp8 tensor cores (Hopper, Ada, Blackwell, MI300): Transformer Engine
   // refuses it elsewhere. Other precisions a GPU lacks run on its 16-bit tensor cores
   // (GpuSpec::computed_as: bf16 on a V100 is costed at its fp16 rate).

@@ -59,6 +59,7 @@ TrainingSpec parse_training_spec(const Json& object, const std::string& file,
   t.lora_rank = in.int_or("lora_rank", 16, 1, 1'000'000);
   t.grad_reduce_in_fp32 = in.optional_bool("grad_reduce_in_fp32");
   t.expandable_segments = in.optional_bool("expandable_segments");
+  t.torch_compile = in.optional_bool("torch_compile");
   t.run = parse_run_keys(in);
   in.finish();
   return t;
@@ -72,6 +73,7 @@ Json training_spec_to_json(const TrainingSpec& t) {
   if (t.method == TrainingMethod::Lora) out["lora_rank"] = t.lora_rank;
   if (t.grad_reduce_in_fp32) out["grad_reduce_in_fp32"] = *t.grad_reduce_in_fp32;
   if (t.expandable_segments) out["expandable_segments"] = *t.expandable_segments;
+  if (t.torch_compile) out["torch_compile"] = *t.torch_compile;
   // The run keys only when the job has them: jobs without keep their JSON unchanged.
   if (t.run.total_tokens) {
     out["total_tokens"] = *t.run.total_tokens;

@@ -57,6 +57,11 @@ struct TrainingSpec {
   // (FrameworkTraits::allocator_fragmentation) goes; cost_models/memory_model.cpp. Unset:
   // false.
   std::optional<bool> expandable_segments;
+  // The framework compiles its model with torch.compile (torchtitan's [compile] enable, its
+  // --training.compile before v0.2): Inductor fuses the elementwise and reduction chains of
+  // norms, rotary embedding and activations into single kernels, where eager PyTorch runs
+  // them op by op (FrameworkTraits::norm_traffic_factor and its siblings). Unset: false.
+  std::optional<bool> torch_compile;
   RunSpec run;
 
   double tokens_per_step() const {

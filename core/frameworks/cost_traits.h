@@ -37,6 +37,9 @@ struct FrameworkTraits {
   double norm_traffic_factor = 1.0;
   double rope_traffic_factor = 1.0;
   double activation_traffic_factor = 1.0;
+  // The framework runs eager PyTorch modules that training.torch_compile compiles (the
+  // factors above then return to 1); false where its kernels are fused already.
+  bool eager_modules_compilable = false;
   // Bandwidth of the framework's memory-bound kernels (norms, activations, casts, residual
   // adds, rotary, softmax, cross entropy) as a fraction of the GPU's streaming (STREAM/copy)
   // bandwidth, where no measured kernel of that kind is known. Such kernels reduce along rows,

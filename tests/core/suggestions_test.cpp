@@ -70,7 +70,8 @@ TEST(NodeSuggestions, GpuNamesFindThePresetsCarryingThatGpu) {
   EXPECT_EQ(suggest_node_presets("DGX-H100").presets, std::vector<std::string>{"dgx-h100"});
   // Every H100 server: listed, not guessed.
   EXPECT_EQ(suggest_node_presets("H100").presets,
-            (std::vector<std::string>{"dgx-h100", "pcie-8x-h100-nvl", "xe9680-h100"}));
+            (std::vector<std::string>{"dgx-h100", "grand-teton-h100-96gb", "pcie-8x-h100-nvl",
+                                      "xe9680-h100"}));
   EXPECT_EQ(suggest_node_presets("h100").presets, suggest_node_presets("H100").presets);
   EXPECT_EQ(suggest_node_presets("dgx-a100").presets,
             (std::vector<std::string>{"dgx-a100-40gb", "dgx-a100-80gb"}));

@@ -206,7 +206,7 @@ TEST(Calibrate, RefusesWhatTheRunsCannotSupportWithUsageExit) {
   expect_refused(json::array({runs[0], runs[1]}), 2, {"2 runs", "at least 3"});
   // torchtitan's three single-node runs: nothing crosses a node.
   json single = json::array();
-  for (const auto& run : family_runs("torchtitan", "dgx-h100")) {
+  for (const auto& run : family_runs("torchtitan", "grand-teton-h100-96gb")) {
     if (run["job"]["cluster"].value("num_nodes", 1) == 1) single.push_back(run);
   }
   ASSERT_EQ(single.size(), 3u);

@@ -161,6 +161,9 @@ std::map<std::string, Job> variant_jobs() {
   jobs["torchtitan"] = job_from(R"({"framework": "torchtitan", "model": "llama3.1-8b",
       "cluster": {"node": "dgx-h100", "num_nodes": 2}, "training": {"global_batch_size": 64,
       "seq_length": 4096}, "plan": {"tp": 2, "pp": 2}})");
+  jobs["torchtitan-compile"] = job_from(R"({"framework": "torchtitan", "model": "llama3.1-8b",
+      "cluster": {"node": "dgx-h100", "num_nodes": 2}, "training": {"global_batch_size": 64,
+      "seq_length": 4096, "torch_compile": true}, "plan": {"tp": 2, "pp": 2}})");
   jobs["deepseek-v3"] = job_from(R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100",
       "num_nodes": 32}, "training": {"global_batch_size": 512, "seq_length": 4096},
       "plan": {"tp": 2, "pp": 8, "ep": 8, "recompute": "full"}})");
@@ -316,6 +319,9 @@ TEST(Export, PlanKeysMapToTheFrameworksSettings) {
   // micro-batches are accumulation steps of local_batch_size.
   EXPECT_EQ(tt("torchtitan").at("training.local_batch_size"), "16");  // 64 / dp 4
   EXPECT_EQ(tt("zero3").at("training.local_batch_size"), "1");
+  // torch.compile as the job says, written either way.
+  EXPECT_EQ(tt("torchtitan").at("compile.enable"), "false");
+  EXPECT_EQ(tt("torchtitan-compile").at("compile.enable"), "true");
 
   const auto ds = mg("deepseek-v3");
   EXPECT_EQ(ds.at("--moe-layer-freq"), "([0]*3+[1]*58)");
@@ -540,6 +546,14 @@ TEST(Export, TorchtitanMainNamesAreDocumented) {
   EXPECT_EQ(llama70.at("training.max_context_length"), "8192");
   EXPECT_EQ(llama70.at("parallelism.pipeline_parallel_schedule"), "\"Interleaved1F1B\"");
   EXPECT_EQ(llama70.at("config.model_spec"), "model_registry(\"70B\")");
+  // Written either way: main's llama3_405b baseline compiles by default.
+  EXPECT_EQ(llama70.at("config.compile"), "CompileConfig(enable=False)");
+  std::map<std::string, std::string> compiled;
+  for (const auto& [k, v] :
+       python_names(tools::export_torchtitan_main(variant_jobs().at("torchtitan-compile")))) {
+    compiled[k] = v;
+  }
+  EXPECT_EQ(compiled.at("config.compile"), "CompileConfig(enable=True)");
   // Mixtral is no torchtitan model; DeepSeek-V3 with tp 2 and ep inside dp keeps expert tp.
   EXPECT_EQ(tools::torchtitan_main_refusal(variant_jobs().at("mixtral-ep"))->key, "model");
   Job deepseek = variant_jobs().at("deepseek-v3");

@@ -228,15 +228,6 @@ const std::map<std::string, std::string>& runs_allowed_not_to_fit() {
       {"dgxc_nemotron4_340b_fp8_128gpu",
        "92 of 80 GiB: the dgxc NeMo config (gradient dtype, recompute) was not found; NeMo's fp8 "
        "performance scripts reduce gradients in bf16, which would leave 81 GiB"},
-      {"torchtitan_8b_8gpu_fsdp_compile_float8",
-       "85 of 80 GiB against 76.8 GiB measured: torch.compile's fused kernels keep fewer "
-       "intermediates than the eager op-level checkpointing modelled"},
-      {"torchtitan_8b_8gpu_cp1_32k",
-       "measured 83.9 GiB on the source's 96 GB H100s: more than the 80 GB dgx-h100 it is "
-       "mapped to holds"},
-      {"torchtitan_8b_8gpu_cp4_128k",
-       "measured 84.0 GiB on the source's 96 GB H100s: more than the 80 GB dgx-h100 it is "
-       "mapped to holds"},
       {"deepseek_v3_2048gpu",
        "144 of 80 GiB: DeepSeek's own framework caches activations in fp8 and keeps MLA, which "
        "this job encodes as plain attention over all-MoE layers (report Sec 3.3)"},

@@ -342,6 +342,10 @@ std::string export_torchtitan(const Job& job) {
   }
   training(job, t);
   parallelism(job, t);
+  // torch.compile (job_config.py Compile.enable, off by default): the cost model's norms,
+  // rotary embedding and activations are fused kernels when on, eager ops when off.
+  t.section("compile");
+  t.set("enable", job.training.torch_compile.value_or(false) ? "true" : "false");
   t.section("activation_checkpoint");
   switch (job.plan.recompute) {
     case Recompute::None:

@@ -139,7 +139,7 @@ std::string export_torchtitan_main(const Job& job) {
   const std::string linear = mx ? "MXFP8LinearConverter" : "Float8LinearConverter";
   const std::string grouped = mx ? "MXFP8GroupedExpertsConverter" : "Float8GroupedExpertsConverter";
   const char* baseline = baseline_function(family, flavor);
-  out += "from torchtitan.config import ParallelismConfig\n";
+  out += "from torchtitan.config import CompileConfig, ParallelismConfig\n";
   if (fp8) {
     out += "from torchtitan.components.quantization import " + linear +
            (job.model.moe ? ", " + grouped : "") + "\n";
@@ -187,6 +187,11 @@ std::string export_torchtitan_main(const Job& job) {
   if (t.precision == Precision::Fp16) {
     out += "    # precision fp16: mixed_precision_param offers bfloat16 or float32 only\n";
   }
+  // Set either way: some baselines compile (llama3_405b: CompileConfig(enable=True,
+  // enable_async_tensor_parallel=True)), and the cost model's norms, rotary embedding and
+  // activations are fused kernels only with torch.compile (configs.py CompileConfig).
+  out += std::string("    config.compile = CompileConfig(enable=") +
+         (t.torch_compile.value_or(false) ? "True" : "False") + ")\n";
   switch (p.recompute) {
     case Recompute::None:
       out += "    config.activation_checkpoint = None\n";
