@@ -546,7 +546,8 @@ TEST(Export, TorchtitanMainNamesAreDocumented) {
   EXPECT_EQ(llama70.at("training.max_context_length"), "8192");
   EXPECT_EQ(llama70.at("parallelism.pipeline_parallel_schedule"), "\"Interleaved1F1B\"");
   EXPECT_EQ(llama70.at("config.model_spec"), "model_registry(\"70B\")");
-  // Written either way: main's llama3_405b baseline compiles by default.
+  // Written either way, also where the job leaves it unset (main's llama3_405b baseline would
+  // compile).
   EXPECT_EQ(llama70.at("config.compile"), "CompileConfig(enable=False)");
   std::map<std::string, std::string> compiled;
   for (const auto& [k, v] :
@@ -554,6 +555,19 @@ TEST(Export, TorchtitanMainNamesAreDocumented) {
     compiled[k] = v;
   }
   EXPECT_EQ(compiled.at("config.compile"), "CompileConfig(enable=True)");
+  // v0.2.2's MXFP8 converter refuses a compiled model with tp > 1; main runs it, and its
+  // converters learn that the model is compiled.
+  const Job mx = job_from(R"({"framework": "torchtitan", "model": "llama3.1-8b",
+      "cluster": {"node": "dgx-b200", "num_nodes": 1}, "training": {"global_batch_size": 64,
+      "seq_length": 4096, "precision": "fp8", "torch_compile": true},
+      "plan": {"tp": 2, "zero_stage": 3}})");
+  const auto mx_refusal = tools::torchtitan_refusal(mx);
+  ASSERT_TRUE(mx_refusal.has_value());
+  EXPECT_EQ(mx_refusal->key, "training.torch_compile");
+  EXPECT_FALSE(tools::torchtitan_main_refusal(mx).has_value());
+  EXPECT_NE(tools::export_torchtitan_main(mx).find(
+                "MXFP8LinearConverter.Config(model_compile_enabled=True)"),
+            std::string::npos);
   // Mixtral is no torchtitan model; DeepSeek-V3 with tp 2 and ep inside dp keeps expert tp.
   EXPECT_EQ(tools::torchtitan_main_refusal(variant_jobs().at("mixtral-ep"))->key, "model");
   Job deepseek = variant_jobs().at("deepseek-v3");

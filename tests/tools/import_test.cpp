@@ -99,7 +99,33 @@ bool round_trip(Job job, ExportFormat format) {
     EXPECT_EQ(back.training.precision, job.training.precision);
   }
   EXPECT_EQ(back.cluster.num_gpus, job.cluster.num_gpus);
+  if (format == ExportFormat::Torchtitan) {
+    EXPECT_EQ(back.training.torch_compile.value_or(false),
+              job.training.torch_compile.value_or(false));
+  }
   return true;
+}
+
+// torch.compile comes back from torchtitan's [compile] section only when the model is among
+// the compiled components ("model" and "loss" by default).
+TEST(Import, TorchtitanCompileComesBackWhenTheModelIsCompiled) {
+  const Job job = job_from(R"({"framework": "torchtitan", "model": "llama3.1-8b",
+      "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 64, "seq_length": 4096, "torch_compile": true},
+      "plan": {"tp": 1, "pp": 1, "zero_stage": 3, "micro_batch_size": 8}})");
+  ASSERT_TRUE(round_trip(job, ExportFormat::Torchtitan));
+  std::string text = tools::export_launch_settings(job, ExportFormat::Torchtitan);
+  const std::string enable = "enable = true\n";
+  const auto at = text.find(enable);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + enable.size(), "components = [\"loss\"]\n");
+  tools::ImportOptions options;
+  options.node = job.cluster.node.name;
+  options.num_nodes = job.cluster.num_nodes;
+  const tools::ImportResult loss_only =
+      tools::import_launch(ExportFormat::Torchtitan, text, "launch", options);
+  EXPECT_TRUE(loss_only.unread.empty());
+  EXPECT_FALSE(loss_only.job["training"].contains("torch_compile"));
 }
 
 TEST(Import, ExportThenImportGivesThePlannersTopPlansBack) {

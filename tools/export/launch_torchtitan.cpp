@@ -313,10 +313,26 @@ std::optional<ExportRefusal> v022_dispatcher_refusal(const Job& job) {
       nearest, std::string("plan.moe_dispatcher ") + to_string(nearest.moe_dispatcher)};
 }
 
+// v0.2.2's MXFP8 converter asserts "TP not yet supported with torch.compile for mxfp8"
+// (components/quantization/mx.py) when the model is compiled with tp > 1.
+std::optional<ExportRefusal> v022_mxfp8_compile_refusal(const Job& job) {
+  if (!job.training.torch_compile.value_or(false) || job.plan.tp <= 1) return std::nullopt;
+  if (job.training.precision != Precision::Fp8 ||
+      std::string(launch::fp8_launch(job).torchtitan_converter) != "mx") {
+    return std::nullopt;
+  }
+  return ExportRefusal{"training.torch_compile",
+                       "true with MXFP8 and tp " + std::to_string(job.plan.tp),
+                       "torch_compile false, or tp 1, with MXFP8 at v0.2.2 (--torchtitan-version "
+                       "main runs it)",
+                       std::nullopt, ""};
+}
+
 }  // namespace
 
 std::optional<ExportRefusal> torchtitan_refusal(const Job& job) {
   if (auto refusal = launch::torchtitan_shared_refusal(job)) return refusal;
+  if (auto refusal = v022_mxfp8_compile_refusal(job)) return refusal;
   return v022_dispatcher_refusal(job);
 }
 

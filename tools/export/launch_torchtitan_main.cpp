@@ -154,8 +154,12 @@ std::string export_torchtitan_main(const Job& job) {
   std::string converters;
   if (fp8) {
     // The fp8 recipe all formats share (launch::fp8_launch).
-    converters = ", converters=[" + linear + ".Config()" +
-                 (job.model.moe ? ", " + grouped + ".Config()" : "") + "]";
+    // The converters read whether the model is compiled (QuantizationConverter.Config
+    // model_compile_enabled, as torchtitan's own baselines set it from CompileConfig).
+    const std::string args =
+        job.training.torch_compile.value_or(false) ? "model_compile_enabled=True" : "";
+    converters = ", converters=[" + linear + ".Config(" + args + ")" +
+                 (job.model.moe ? ", " + grouped + ".Config(" + args + ")" : "") + "]";
   }
   // The dispatcher the time model assumed (cost::resolved_moe_dispatcher): models/common/
   // config_utils.py make_token_dispatcher_config, "deepep" or "hybridep"; "standard" (the
@@ -189,7 +193,9 @@ std::string export_torchtitan_main(const Job& job) {
   }
   // Set either way: some baselines compile (llama3_405b: CompileConfig(enable=True,
   // enable_async_tensor_parallel=True)), and the cost model's norms, rotary embedding and
-  // activations are fused kernels only with torch.compile (configs.py CompileConfig).
+  // activations are fused kernels only with torch.compile (configs.py CompileConfig). This
+  // also drops that baseline's async TP, which torchtitan's cost traits do not model
+  // (FrameworkTraits::tp_comm_overlap false).
   out += std::string("    config.compile = CompileConfig(enable=") +
          (t.torch_compile.value_or(false) ? "True" : "False") + ")\n";
   switch (p.recompute) {

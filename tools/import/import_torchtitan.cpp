@@ -63,11 +63,13 @@ ImportDraft read_torchtitan_launch(SettingTable& s, int64_t gpus_if_known) {
   Json& t = d.training;
   t["precision"] = fp8 ? "fp8" : param == "float32" ? "fp32" : "bf16";
   t["seq_length"] = s.required_integer("training.seq_len");
-  // job_config.py Compile.enable (off by default); the compiled components are not modelled.
-  if (const auto compile = s.boolean("compile.enable"); compile.value_or(false)) {
+  // job_config.py Compile.enable (off by default) compiles the components listed, "model" and
+  // "loss" by default: the model's kernels are fused only when "model" is among them.
+  const bool compile = s.boolean("compile.enable").value_or(false);
+  const auto components = s.text("compile.components");
+  if (compile && (!components || components->find("model") != std::string::npos)) {
     t["torch_compile"] = true;
   }
-  s.get("compile.components");
   s.get("compile.backend");
   t["method"] = "pretrain";
 
