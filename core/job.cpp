@@ -188,7 +188,7 @@ void warn_unused_expandable_segments(Job& job) {
 
 // torch.compile changes what runs only where the framework's modules are eager PyTorch.
 void warn_unused_torch_compile(Job& job) {
-  if (!job.training.torch_compile.value_or(false)) return;
+  if (!job.training.compiles_model()) return;
   if (framework_info(job.framework).cost_traits(job.training).eager_modules_compilable) return;
   job.warnings.push_back(job.file + ": training.torch_compile: true has no effect with " +
                          to_string(job.framework) +

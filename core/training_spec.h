@@ -64,6 +64,9 @@ struct TrainingSpec {
   std::optional<bool> torch_compile;
   RunSpec run;
 
+  // Whether the model runs compiled (torch_compile; unset is eager).
+  bool compiles_model() const { return torch_compile.value_or(false); }
+
   double tokens_per_step() const {
     return static_cast<double>(global_batch_size) * static_cast<double>(seq_length);
   }

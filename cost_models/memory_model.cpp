@@ -126,6 +126,14 @@ double stage_activation_bytes(const Job& job, const FrameworkTraits& traits,
   return bytes;
 }
 
+// The larger of the stage's MoE and dense layers' figure (stored or transient bytes), over the
+// kinds of layer the stage holds.
+double largest_stage_layer(const StageParameters& sp, const ActivationInputs& in,
+                           double LayerActivationBytes::*figure) {
+  return std::max(sp.num_moe_layers > 0 ? in.moe.*figure : 0.0,
+                  sp.num_layers > sp.num_moe_layers ? in.dense.*figure : 0.0);
+}
+
 // One stage's memory: its sharded weights, gradients and optimizer state, activations,
 // backward working set, logits (last stage), framework workspace and allocator reserve.
 StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const StageParameters& sp,
@@ -154,16 +162,12 @@ StageMemory stage_memory(const Job& job, const FrameworkTraits& traits, const St
     // attention backward runs after the new layer's MoE forward).
     m.in_flight_chunks = combined_1f1b_warmup_forwards(in.shape, sp.stage);
     if (m.in_flight_chunks < in.shape.num_micro_batches * in.shape.vpp && sp.num_layers > 0) {
-      combined_step_layer_bytes =
-          std::max(sp.num_moe_layers > 0 ? in.moe.stored : 0.0,
-                   sp.num_layers > sp.num_moe_layers ? in.dense.stored : 0.0);
+      combined_step_layer_bytes = largest_stage_layer(sp, in, &LayerActivationBytes::stored);
     }
   }
   m.activations_bytes =
       stage_activation_bytes(job, traits, sp, in, m.in_flight_chunks) + combined_step_layer_bytes;
-  const double layer_transient =
-      std::max(sp.num_moe_layers > 0 ? in.moe.transient : 0.0,
-               sp.num_layers > sp.num_moe_layers ? in.dense.transient : 0.0);
+  const double layer_transient = largest_stage_layer(sp, in, &LayerActivationBytes::transient);
   // Backward working set: the gradient of the widest activation (FC1 output) alive beside
   // the stored tensors.
   const double fc1_width = static_cast<double>(job.model.ffn_hidden_size) *

@@ -64,7 +64,7 @@ FrameworkTraits torchtitan_cost_traits(const TrainingSpec& training) {
   // apply_compile, "per-TransformerBlock compile"): Inductor fuses each norm, the rotary
   // embedding and SwiGLU into single kernels, which move the bytes of a fused kernel.
   t.eager_modules_compilable = true;
-  if (!training.torch_compile.value_or(false)) {
+  if (!training.compiles_model()) {
     t.norm_traffic_factor = 9.0;
     t.rope_traffic_factor = 5.0;
     t.activation_traffic_factor = 1.7;

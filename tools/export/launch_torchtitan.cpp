@@ -316,7 +316,7 @@ std::optional<ExportRefusal> v022_dispatcher_refusal(const Job& job) {
 // v0.2.2's MXFP8 converter asserts "TP not yet supported with torch.compile for mxfp8"
 // (components/quantization/mx.py) when the model is compiled with tp > 1.
 std::optional<ExportRefusal> v022_mxfp8_compile_refusal(const Job& job) {
-  if (!job.training.torch_compile.value_or(false) || job.plan.tp <= 1) return std::nullopt;
+  if (!job.training.compiles_model() || job.plan.tp <= 1) return std::nullopt;
   if (job.training.precision != Precision::Fp8 ||
       std::string(launch::fp8_launch(job).torchtitan_converter) != "mx") {
     return std::nullopt;
@@ -361,7 +361,7 @@ std::string export_torchtitan(const Job& job) {
   // torch.compile (job_config.py Compile.enable, off by default): the cost model's norms,
   // rotary embedding and activations are fused kernels when on, eager ops when off.
   t.section("compile");
-  t.set("enable", job.training.torch_compile.value_or(false) ? "true" : "false");
+  t.set("enable", job.training.compiles_model() ? "true" : "false");
   t.section("activation_checkpoint");
   switch (job.plan.recompute) {
     case Recompute::None:

@@ -156,8 +156,7 @@ std::string export_torchtitan_main(const Job& job) {
     // The fp8 recipe all formats share (launch::fp8_launch).
     // The converters read whether the model is compiled (QuantizationConverter.Config
     // model_compile_enabled, as torchtitan's own baselines set it from CompileConfig).
-    const std::string args =
-        job.training.torch_compile.value_or(false) ? "model_compile_enabled=True" : "";
+    const std::string args = job.training.compiles_model() ? "model_compile_enabled=True" : "";
     converters = ", converters=[" + linear + ".Config(" + args + ")" +
                  (job.model.moe ? ", " + grouped + ".Config(" + args + ")" : "") + "]";
   }
@@ -197,7 +196,7 @@ std::string export_torchtitan_main(const Job& job) {
   // also drops that baseline's async TP, which torchtitan's cost traits do not model
   // (FrameworkTraits::tp_comm_overlap false).
   out += std::string("    config.compile = CompileConfig(enable=") +
-         (t.torch_compile.value_or(false) ? "True" : "False") + ")\n";
+         (t.compiles_model() ? "True" : "False") + ")\n";
   switch (p.recompute) {
     case Recompute::None:
       out += "    config.activation_checkpoint = None\n";
