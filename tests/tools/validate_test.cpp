@@ -198,7 +198,8 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          TableGate{"mbridge_2604.json", 28, 0.125, 0.33},
                                          TableGate{"mbridge_260401.json", 30, 0.12, 0.31},
                                          TableGate{"mbridge_2606.json", 19, 0.115, 0.29},
-                                         TableGate{"mbridge_260601.json", 8, 0.20, 0.47}),
+                                         TableGate{"mbridge_260601.json", 8, 0.20, 0.47},
+                                         TableGate{"mbridge_2608.json", 8, 0.11, 0.19}),
                          [](const testing::TestParamInfo<TableGate>& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
