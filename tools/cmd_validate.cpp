@@ -19,6 +19,7 @@
 #include "tools/report/why.h"
 #include "tools/text_table.h"
 #include "tools/validate_run.h"
+#include "tools/validation_interval.h"
 
 namespace parplan::tools {
 
@@ -289,6 +290,66 @@ void run_planner_regret(const std::vector<PublishedRun>& runs, std::vector<Rejec
   report_rejected(rejected, summary.runs.size(), options);
 }
 
+// One run's JSON entry: its prediction, reference, error, memory and breakdown, and the 80%
+// step-time interval it is held against (validation_interval.h), counted in `coverage`.
+Json published_run_entry(const RunResult& r, IntervalCoverage& coverage) {
+  Json entry = {{"id", r.run->id},
+                {"predicted_step_time_s", r.estimate.step_time_s},
+                {"reference_step_time_s", r.run->reference_step_time_s},
+                {"step_time_error", r.step_error},
+                {"predicted_memory_gib", r.estimate.memory.peak_bytes / kGiB},
+                {"core_set", r.run->core},
+                {"uncertain", r.run->uncertain},
+                {"mfu", r.estimate.mfu},
+                {"fits", r.estimate.memory.fits},
+                {"step_time_interval_s", nullptr},
+                {"breakdown", nullptr}};
+  if (const auto iv = validation_step_interval(r.run->job, r.run->id, r.estimate.step_time_s)) {
+    coverage.add(*iv, r.estimate.step_time_s, r.run->reference_step_time_s);
+    entry["step_time_interval_s"] = Json::array({iv->interval.low, iv->interval.high});
+    entry["inside_step_time_interval"] = r.run->reference_step_time_s >= iv->interval.low &&
+                                         r.run->reference_step_time_s <= iv->interval.high;
+    entry["interval_left_out_family"] =
+        iv->left_out_family.empty() ? Json(nullptr) : Json(iv->left_out_family);
+  }
+  Json breakdown = Json::object();
+  for (const auto& [name, seconds] : r.estimate.breakdown.named()) breakdown[name] = seconds;
+  entry["breakdown"] = breakdown;
+  if (r.memory_error) {
+    entry["reference_memory_gib"] = *r.run->reference_memory_gib;
+    entry["memory_error"] = *r.memory_error;
+  }
+  return entry;
+}
+
+Json interval_coverage_json(const IntervalCoverage& c) {
+  return {{"runs", c.runs},
+          {"inside", c.inside},
+          {"coverage", c.coverage()},
+          {"median_half_width", c.median_half_width()},
+          {"runs_with_own_family_left_out", c.left_out}};
+}
+
+// "80% step-time intervals: 55 of 65 measured times inside (84.6%), median half-width 12.1%"
+// with how the intervals were formed.
+void print_interval_coverage(const IntervalCoverage& c) {
+  if (c.runs == 0) {
+    std::printf("80%% step-time intervals: none (too few comparable validation runs)\n");
+    return;
+  }
+  std::printf(
+      "80%% step-time intervals: %d of %d measured times inside (%.1f%%), median half-width "
+      "%.1f%%",
+      c.inside, c.runs, 100 * c.coverage(), 100 * c.median_half_width());
+  if (c.left_out > 0) {
+    std::printf(
+        "\n  (%d run%s of the embedded error model: each from the other source "
+        "families' runs, leave-one-family-out)",
+        c.left_out, c.left_out == 1 ? "" : "s");
+  }
+  std::printf("\n");
+}
+
 // Predicted vs reference step time (and memory where known) of every published run.
 void run_published_validation(const std::vector<PublishedRun>& runs,
                               std::vector<RejectedRun> rejected, const ValidateOptions& options,
@@ -299,32 +360,18 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
   // (or a plan key the source left out, such as recomputation).
   std::vector<std::string> not_fitting;
   Json list = Json::array();
+  IntervalCoverage coverage;
   TextTable table({"run", "predicted s", "reference s", "error", "memory GiB", "ref GiB", "set"});
   for (const auto& r : results) {
     all.push_back(r.step_error);
     if (r.run->core) core.push_back(r.step_error);
-    Json entry = {{"id", r.run->id},
-                  {"predicted_step_time_s", r.estimate.step_time_s},
-                  {"reference_step_time_s", r.run->reference_step_time_s},
-                  {"step_time_error", r.step_error},
-                  {"predicted_memory_gib", r.estimate.memory.peak_bytes / kGiB},
-                  {"core_set", r.run->core},
-                  {"uncertain", r.run->uncertain},
-                  {"mfu", r.estimate.mfu},
-                  {"fits", r.estimate.memory.fits},
-                  {"breakdown", nullptr}};
     if (!r.estimate.memory.fits) not_fitting.push_back(r.run->id);
-    Json breakdown = Json::object();
-    for (const auto& [name, seconds] : r.estimate.breakdown.named()) breakdown[name] = seconds;
-    entry["breakdown"] = breakdown;
     std::string ref_memory = "-";
     if (r.memory_error) {
       memory.push_back(*r.memory_error);
-      entry["reference_memory_gib"] = *r.run->reference_memory_gib;
-      entry["memory_error"] = *r.memory_error;
       ref_memory = fixed(*r.run->reference_memory_gib, 1);
     }
-    list.push_back(entry);
+    list.push_back(published_run_entry(r, coverage));
     table.add_row({r.run->id, fixed(r.estimate.step_time_s, 3),
                    fixed(r.run->reference_step_time_s, 3), fixed(100 * r.step_error, 1) + "%",
                    fixed(r.estimate.memory.peak_bytes / kGiB, 1), ref_memory,
@@ -342,6 +389,7 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
                 {"core", stats_json(core_stats)},
                 {"memory", stats_json(memory_stats)},
                 {"published_plans_not_fitting", not_fitting.size()},
+                {"step_time_interval_coverage", interval_coverage_json(coverage)},
                 {"rejected", rejected_json(rejected)}};
     if (calibration.file) {
       out["calibration"] = calibration_summary_json(*calibration.file);
@@ -365,6 +413,7 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
   summary("step time, all runs", all_stats, "no runs");
   summary("step time, core (no MoE/cp/FSDP)", core_stats, "no core runs");
   summary("peak memory, runs with a reference", memory_stats, "no memory references");
+  print_interval_coverage(coverage);
   std::printf("published plans predicted not to fit in GPU memory (they ran): %zu of %zu",
               not_fitting.size(), results.size());
   for (std::size_t i = 0; i < not_fitting.size(); ++i) {

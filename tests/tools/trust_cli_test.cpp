@@ -188,5 +188,73 @@ TEST(TrustCli, PlanKeepsTheMemoryHeadroomOfTheErrorModel) {
   EXPECT_NE(text.output.find("extrapolates   "), std::string::npos) << text.output;
 }
 
+// validate --published holds every run against its 80% interval; a run of the embedded error
+// model gets it from the other source families only, so the coverage of a data file is the
+// error model's leave-one-family-out figure for that file (docs/intervals.md).
+TEST(TrustCli, ValidateCoverageIsTheLeaveOneFamilyOutFigureOfTheFile) {
+  const CommandResult r = run_parplan(std::string("validate --published ") + PARPLAN_TEST_DATA +
+                                      "/published_runs.json --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json out = parse_json(r.output, "validate output");
+  const Json& coverage = out.at("step_time_interval_coverage");
+  const Json model =
+      load_json_file(std::string(PARPLAN_SOURCE_DIR) + "/planner/data/error_model.json");
+  const Json& by_file = model.at("leave_one_family_out")
+                            .at("step_time")
+                            .at("by_file")
+                            .at("tests/data/published_runs.json");
+  EXPECT_EQ(coverage.at("runs").get<int>(), by_file.at("runs").get<int>());
+  EXPECT_EQ(coverage.at("runs_with_own_family_left_out").get<int>(),
+            coverage.at("runs").get<int>());
+  // The file stores six digits.
+  EXPECT_NEAR(coverage.at("coverage").get<double>(), by_file.at("coverage").get<double>(), 1e-6);
+  EXPECT_NEAR(coverage.at("median_half_width").get<double>(),
+              by_file.at("median_half_width").get<double>(), 1e-5);
+  int inside = 0;
+  for (const Json& run : out.at("runs")) {
+    const Json& iv = run.at("step_time_interval_s");
+    ASSERT_EQ(iv.size(), 2u) << run.dump();
+    const double reference = run.at("reference_step_time_s").get<double>();
+    const bool in = reference >= iv[0].get<double>() && reference <= iv[1].get<double>();
+    EXPECT_EQ(run.at("inside_step_time_interval").get<bool>(), in) << run.dump();
+    inside += in ? 1 : 0;
+  }
+  EXPECT_EQ(coverage.at("inside").get<int>(), inside);
+}
+
+// A run the error model does not hold (a user's own) is held against the interval simulate
+// gives its job: nothing is left out.
+TEST(TrustCli, ValidateHoldsAUsersRunAgainstTheIntervalSimulateGives) {
+  TempDir dir;
+  const std::string job = dir.file("job.json");
+  const std::string job_json = job_text("dgx-h100", 8, kPlan);
+  std::ofstream(job) << job_json;
+  const CommandResult sim = run_parplan("simulate --job " + q(job) + " --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const Json expected = parse_json(sim.output, "simulate output").at("step_time_interval_s");
+  const std::string runs = dir.file("runs.json");
+  std::ofstream(runs) << R"([{"id": "mycluster_run1", "job": )" << job_json
+                      << R"(, "reference": {"step_time_s": 1e6}}])";
+  const CommandResult r = run_parplan("validate --published " + q(runs) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json out = parse_json(r.output, "validate output");
+  const Json& run = out.at("runs").at(0);
+  ASSERT_EQ(run.at("step_time_interval_s").size(), 2u) << run.dump();
+  EXPECT_DOUBLE_EQ(run.at("step_time_interval_s")[0].get<double>(), expected[0].get<double>());
+  EXPECT_DOUBLE_EQ(run.at("step_time_interval_s")[1].get<double>(), expected[1].get<double>());
+  EXPECT_TRUE(run.at("interval_left_out_family").is_null());
+  EXPECT_FALSE(run.at("inside_step_time_interval").get<bool>());  // 1e6 s lies far above
+  const Json& coverage = out.at("step_time_interval_coverage");
+  EXPECT_EQ(coverage.at("runs").get<int>(), 1);
+  EXPECT_EQ(coverage.at("inside").get<int>(), 0);
+  EXPECT_EQ(coverage.at("runs_with_own_family_left_out").get<int>(), 0);
+
+  const CommandResult text = run_parplan("validate --published " + q(runs));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("80% step-time intervals: 0 of 1 measured times inside"),
+            std::string::npos)
+      << text.output;
+}
+
 }  // namespace
 }  // namespace parplan::testing

@@ -1,0 +1,42 @@
+// Intervals of validated runs and their coverage (validation_interval.h).
+#include "tools/validation_interval.h"
+
+#include <algorithm>
+
+#include "planner/error_model.h"
+
+namespace parplan::tools {
+
+std::optional<ValidationInterval> validation_step_interval(const Job& job, const std::string& id,
+                                                           double predicted_s) {
+  const planner::ErrorModel& model = planner::embedded_error_model();
+  ValidationInterval out;
+  for (const auto& run : model.runs) {
+    if (run.id == id) {
+      out.left_out_family = run.source_family;
+      break;
+    }
+  }
+  const auto iv = planner::step_time_interval(model, planner::run_features(job), predicted_s,
+                                              out.left_out_family);
+  if (!iv) return std::nullopt;
+  out.interval = *iv;
+  return out;
+}
+
+void IntervalCoverage::add(const ValidationInterval& iv, double predicted_s, double reference_s) {
+  ++runs;
+  if (reference_s >= iv.interval.low && reference_s <= iv.interval.high) ++inside;
+  if (!iv.left_out_family.empty()) ++left_out;
+  half_widths.push_back((iv.interval.high - iv.interval.low) / (2 * predicted_s));
+}
+
+double IntervalCoverage::median_half_width() const {
+  if (half_widths.empty()) return 0;
+  std::vector<double> sorted = half_widths;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+}  // namespace parplan::tools
