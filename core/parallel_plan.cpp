@@ -377,6 +377,17 @@ std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan
   return out;
 }
 
+std::string layer_split_description(const ParallelPlan& plan) {
+  if (plan.layers_per_stage.empty() || plan.pp < 1) return "";
+  std::vector<int64_t> stages(static_cast<std::size_t>(plan.pp), 0);
+  for (std::size_t i = 0; i < plan.layers_per_stage.size(); ++i) {
+    stages[i % stages.size()] += plan.layers_per_stage[i];  // chunk c of stage s: c * pp + s
+  }
+  std::string out;
+  for (int64_t n : stages) out += (out.empty() ? "" : ",") + std::to_string(n);
+  return out;
+}
+
 std::string recompute_description(const ParallelPlan& p) {
   std::string out = to_string(p.recompute);
   if (p.recompute_modules == 0) return out;

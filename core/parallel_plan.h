@@ -156,4 +156,8 @@ Json parallel_plan_to_json(const ParallelPlan& plan);
 // "none", "full", "selective", or with Megatron modules "selective(core_attn,mlp)".
 std::string recompute_description(const ParallelPlan& plan);
 
+// An explicit layer split (layers_per_stage) as the layers of each pipeline stage, its model
+// chunks summed: "20,20,20,21,20,20,20,19"; empty for the default split.
+std::string layer_split_description(const ParallelPlan& plan);
+
 }  // namespace parplan

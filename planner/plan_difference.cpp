@@ -11,12 +11,13 @@ namespace {
 // Plan keys whose values move each breakdown part (the cost model's inputs for that part).
 const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
   static const std::map<std::string, std::vector<std::string>> keys = {
-      {"compute", {"method", "tp", "cp", "ep", "etp", "micro_batch_size"}},
+      // The critical stage's compute: its share of the layers (layers_per_stage) too.
+      {"compute", {"method", "tp", "cp", "ep", "etp", "micro_batch_size", "layers_per_stage"}},
       {"recompute", {"method", "recompute"}},
       {"tp_comm", {"tp", "sequence_parallel"}},
       {"cp_comm", {"cp"}},
       {"ep_comm", {"ep", "etp", "moe_dispatcher", "moe_a2a_overlap"}},
-      {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches"}},
+      {"pipeline_bubble", {"pp", "vpp", "schedule", "micro-batches", "layers_per_stage"}},
       {"dp_comm", {"method", "dp", "zero_stage"}},
       {"fsdp_comm", {"method", "zero_stage", "dp"}},
       {"optimizer", {"method", "zero_stage", "dp"}},
@@ -31,6 +32,10 @@ const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
 std::string key_value(const Job& job, const cost::StepEstimate& estimate, const std::string& key) {
   if (key == "micro-batches") return std::to_string(estimate.num_micro_batches);
   if (key == "method") return to_string(job.training.method);
+  // Layers per stage ("10,10,10,11,10,10,10,9"), not the per-chunk list; "even" by default.
+  if (key == "layers_per_stage") {
+    return job.plan.layers_per_stage.empty() ? "even" : layer_split_description(job.plan);
+  }
   const Json value = parallel_plan_to_json(job.plan).value(key, Json());
   return value.is_string() ? value.get<std::string>() : value.dump();
 }

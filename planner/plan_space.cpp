@@ -256,6 +256,41 @@ std::vector<unsigned> recompute_module_options(const Job& job, Recompute recompu
   return {0, modules};
 }
 
+// Layer splits to try for a layout: the default (empty: core/parallel_plan.h layers_per_chunk)
+// and, where the framework takes any split (PlannerSupport::explicit_layer_split), one layer
+// moved from the last stage's last chunk to the last chunk of a middle stage, stage
+// floor((pp - 1) / 2). The output layer and loss make the last stage the slowest, and a
+// pipeline runs at the pace of its slowest stage: Megatron-Bridge's Llama 3 70B H100 FP8
+// recipe pins "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL" on pp 8, vpp 5 for that reason (v0.6.0,
+// src/megatron/bridge/perf_recipes/llama/h100/llama3.py). Offered only when the output
+// layer's matmul is at least half a layer's (vocabulary x hidden against the mean layer's
+// parameters that touch a token): otherwise the receiving stage becomes the slowest.
+std::vector<std::vector<int64_t>> layer_split_options(const Job& job, const Layout& layout) {
+  std::vector<std::vector<int64_t>> out = {{}};
+  const ModelSpec& m = job.model;
+  if (layout.pp < 2 || !framework_info(job.framework).planner_support.explicit_layer_split) {
+    return out;
+  }
+  const double layer_params =
+      static_cast<double>(m.active_params(job.training.seq_length) -
+                          m.embedding_params(job.training.seq_length) - m.output_layer_params()) /
+      static_cast<double>(m.num_layers);
+  const double head_params = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+  if (head_params < 0.5 * layer_params) return out;
+  ParallelPlan plan;
+  plan.pp = layout.pp;
+  plan.vpp = layout.vpp;
+  std::vector<int64_t> chunks = layers_per_chunk(m, plan);
+  const std::size_t last = chunks.size() - 1;
+  const std::size_t middle =
+      static_cast<std::size_t>((layout.vpp - 1) * layout.pp + (layout.pp - 1) / 2);
+  if (chunks[last] < 1) return out;
+  --chunks[last];
+  ++chunks[middle];
+  out.push_back(std::move(chunks));
+  return out;
+}
+
 // Counts a candidate plan: a valid one goes to out.plans, the others are counted by reason.
 void add_candidate(const Job& job, const ParallelPlan& p, Enumeration& out) {
   ++out.considered;
@@ -277,8 +312,8 @@ void add_candidate(const Job& job, const ParallelPlan& p, Enumeration& out) {
 }
 
 // Every plan of one layout in the order micro-batch size, sequence parallelism, recompute,
-// recompute modules, offloaded layers, all-to-all overlap, ZeRO stage, schedule; the valid ones go
-// to out.plans, the others are counted by reason.
+// recompute modules, offloaded layers, all-to-all overlap, ZeRO stage, schedule, layer split; the
+// valid ones go to out.plans, the others are counted by reason.
 void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixes& fixes,
                             const SpaceLimits& limits, Enumeration& out) {
   const std::vector<Recompute> recomputes =
@@ -289,6 +324,7 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
       fixes.zero_stage ? std::vector<int>{*fixes.zero_stage} : std::vector<int>{0, 1, 2, 3};
   const std::vector<ScheduleKind> schedules = schedule_options(job, layout, fixes);
   const std::vector<bool> sps = sequence_parallel_options(layout, fixes);
+  const std::vector<std::vector<int64_t>> splits = layer_split_options(job, layout);
   ParallelPlan p;
   p.tp = layout.tp;
   p.cp = layout.cp;
@@ -317,7 +353,10 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
                 p.zero_stage = zero;
                 for (ScheduleKind schedule : schedules) {
                   p.schedule = schedule;
-                  add_candidate(job, p, out);
+                  for (const auto& split : splits) {
+                    p.layers_per_stage = split;
+                    add_candidate(job, p, out);
+                  }
                 }
               }
             }

@@ -1,5 +1,7 @@
 // The plan space the planner searches: every combination of tp, cp, pp (dp derived), ep,
-// vpp, micro-batch size, sequence parallelism, recomputation, ZeRO stage and schedule that the
+// vpp, micro-batch size, sequence parallelism, recomputation, ZeRO stage, schedule and (where
+// the framework takes any split and the output layer is heavy) a layer split that lightens
+// the last pipeline stage that the
 // model, cluster and training allow, minus the parts the user pinned with --fix. Invalid
 // combinations are counted by reason (core/parallel_plan.h check_plan), not silently skipped.
 // Tested in tests/planner/plan_space_test.cpp.

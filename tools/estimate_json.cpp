@@ -108,7 +108,8 @@ std::string plan_cell(const ParallelPlan& p) {
                     ? (" off" + std::to_string(p.offload_activation_layers)).c_str()
                     : "",
                 p.zero_stage, p.schedule == ScheduleKind::ZeroBubble ? " zb" : "");
-  return std::string(text) + (p.moe_a2a_overlap ? " a2a" : "");
+  return std::string(text) + (p.moe_a2a_overlap ? " a2a" : "") +
+         (p.layers_per_stage.empty() ? "" : " split");
 }
 
 Json time_to_train_to_json(const cost::TimeToTrain& t) {
@@ -180,7 +181,7 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
   std::snprintf(
       line, sizeof line,
       "plan: tp=%lld pp=%lld dp=%lld cp=%lld ep=%lld vpp=%lld mbs=%lld sp=%s recompute=%s "
-      "zero=%d schedule=%s%s%s%s (%s)\n",
+      "zero=%d schedule=%s%s%s%s%s (%s)\n",
       static_cast<long long>(p.tp), static_cast<long long>(p.pp), static_cast<long long>(p.dp),
       static_cast<long long>(p.cp), static_cast<long long>(p.ep), static_cast<long long>(p.vpp),
       static_cast<long long>(p.micro_batch_size), p.sequence_parallel ? "on" : "off",
@@ -189,7 +190,9 @@ std::string estimate_to_text(const Job& job, const cost::StepEstimate& e) {
       p.offload_activation_layers > 0
           ? (" offload_activation_layers=" + std::to_string(p.offload_activation_layers)).c_str()
           : "",
-      moe_dispatch_text(job).c_str(), count_of(e.num_micro_batches, "micro-batch").c_str());
+      moe_dispatch_text(job).c_str(),
+      p.layers_per_stage.empty() ? "" : (" layers_per_stage=" + layer_split_description(p)).c_str(),
+      count_of(e.num_micro_batches, "micro-batch").c_str());
   out += line;
   if (!p.framework_default_keys.empty()) {
     out += "      " + join_names(p.framework_default_keys) + ": " + to_string(job.framework) +

@@ -32,7 +32,8 @@ extern constexpr FrameworkDescription kMegatronCore = {
                         .activation_offload = true,
                         .recompute_modules = true,
                         .moe_flex_dispatcher = true,
-                        .moe_a2a_overlap = true},
+                        .moe_a2a_overlap = true,
+                        .explicit_layer_split = true},
     .cost_traits = megatron_core_cost_traits,
     .export_formats = kExportFormats,
 };

@@ -48,6 +48,9 @@ struct PlannerSupport {
   // --overlap-moe-expert-parallel-comm.
   bool moe_flex_dispatcher = false;
   bool moe_a2a_overlap = false;
+  // Any count of layers per model chunk (ParallelPlan::layers_per_stage): Megatron-Core's
+  // --pipeline-model-parallel-layout, torchtitan's module_fqns_per_model_part.
+  bool explicit_layer_split = false;
 
   constexpr bool allows_zero_stage(int stage) const { return (zero_stages >> stage) & 1u; }
   constexpr bool allows_schedule(ScheduleKind schedule) const {

@@ -36,7 +36,8 @@ extern constexpr FrameworkDescription kTorchtitan = {
     .planner_support = {.zero_stages = zero_stage_set({0, 3}),
                         .schedules =
                             schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
-                                          ScheduleKind::Gpipe, ScheduleKind::ZeroBubble})},
+                                          ScheduleKind::Gpipe, ScheduleKind::ZeroBubble}),
+                        .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,
     .export_formats = kExportFormats,
 };

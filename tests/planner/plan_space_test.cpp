@@ -119,6 +119,55 @@ TEST(PlanSpace, ChunksForTheEmbeddingAndTheOutputLayerAreSearched) {
   EXPECT_TRUE(pp8_vpp16);
 }
 
+// A heavy output layer (Llama 3's vocabulary of 128,256 x 8,192 against about 0.86B parameters
+// per layer) makes the last pipeline stage the slowest: the space also holds the split that
+// moves one layer from it to a middle stage, which on pp 8, vpp 5 is Megatron-Bridge's later
+// Llama 3 70B H100 layout "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL". A light one (GPT-3 175B: 50,257 x
+// 12,288 against 1.8B) and a framework without explicit splits (Megatron-DeepSpeed) add none.
+TEST(PlanSpace, AHeavyOutputLayerAddsASplitThatLightensTheLastStage) {
+  PlanFixes fixes;
+  fixes.tp = 4;
+  fixes.pp = 8;
+  fixes.vpp = 5;
+  fixes.cp = 1;
+  fixes.micro_batch_size = 1;
+  fixes.recompute = Recompute::None;
+  fixes.sequence_parallel = true;
+  fixes.zero_stage = 1;
+  Job llama = job_for("llama3.1-70b", "dgx-h100", 8, 256, 8192);
+  std::vector<int64_t> expected(40, 2);
+  expected[35] = 3;  // chunk 4 of stage 3: index c * pp + s
+  expected[39] = 1;  // chunk 4 of stage 7, with the output layer and loss
+  int even = 0, split = 0;
+  for (const auto& p : enumerate_plans(llama, fixes).plans) {
+    if (p.layers_per_stage.empty()) {
+      ++even;
+    } else {
+      ++split;
+      EXPECT_EQ(p.layers_per_stage, expected);
+      EXPECT_EQ(layer_split_description(p), "10,10,10,11,10,10,10,9");
+    }
+  }
+  EXPECT_GT(even, 0);
+  EXPECT_EQ(split, even);
+
+  llama.framework = Framework::MegatronDeepspeed;
+  PlanFixes deepspeed_fixes = fixes;
+  deepspeed_fixes.vpp.reset();
+  deepspeed_fixes.zero_stage.reset();
+  deepspeed_fixes.sequence_parallel.reset();
+  const auto deepspeed_plans = enumerate_plans(llama, deepspeed_fixes).plans;
+  EXPECT_FALSE(deepspeed_plans.empty());
+  for (const auto& p : deepspeed_plans) EXPECT_TRUE(p.layers_per_stage.empty());
+
+  PlanFixes gpt_fixes;
+  gpt_fixes.pp = 8;
+  const auto gpt_plans =
+      enumerate_plans(job_for("gpt3-175b", "dgx-h100", 16, 256, 2048), gpt_fixes).plans;
+  EXPECT_FALSE(gpt_plans.empty());
+  for (const auto& p : gpt_plans) EXPECT_TRUE(p.layers_per_stage.empty());
+}
+
 TEST(PlanSpace, MoeModelsSearchExpertParallelism) {
   const Job job = job_for("mixtral-8x7b", "dgx-h100", 8, 512, 4096);
   const Enumeration all = enumerate_plans(job, parse_fixes({"recompute=none", "zero_stage=1"}));

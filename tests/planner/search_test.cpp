@@ -116,6 +116,34 @@ TEST(Search, TopPlanMatchesSimulatingIt) {
   EXPECT_DOUBLE_EQ(cost::estimate_step(chosen).step_time_s, r.top[0].estimate.step_time_s);
 }
 
+// Megatron-Bridge's Llama 3 70B FP8 run on 64 H100s (tp 4, pp 8, vpp 5, 26.04's table) holds
+// two layers in every chunk, so the last stage also runs the output layer and loss and sets
+// the pipeline's pace; its later recipe moves one layer off it. Searching that plan's keys
+// finds the split, predicted faster than the even one, with a middle stage now the slowest.
+TEST(Search, TheSplitThatLightensTheLastStageWinsWhereItsOutputLayerIsHeavy) {
+  Job job = job_for("llama3.1-70b", "dgx-h100", 8, 256, 8192);
+  job.training.precision = Precision::Fp8;
+  SearchOptions options;
+  options.fixes.tp = 4;
+  options.fixes.pp = 8;
+  options.fixes.dp = 2;
+  options.fixes.vpp = 5;
+  options.fixes.micro_batch_size = 1;
+  options.fixes.recompute = Recompute::None;
+  options.fixes.sequence_parallel = true;
+  options.fixes.zero_stage = 1;
+  options.top_k = 2;
+  const SearchResult r = search_plans(job, options);
+  ASSERT_EQ(r.top.size(), 2u);
+  const ParallelPlan& best = r.top[0].plan;
+  ASSERT_FALSE(best.layers_per_stage.empty());
+  EXPECT_EQ(layer_split_description(best), "10,10,10,11,10,10,10,9");
+  EXPECT_TRUE(r.top[1].plan.layers_per_stage.empty());
+  EXPECT_LT(r.top[0].estimate.step_time_s, 0.97 * r.top[1].estimate.step_time_s);
+  EXPECT_EQ(r.top[1].estimate.critical_stage, 7);
+  EXPECT_EQ(r.top[0].estimate.critical_stage, 3);
+}
+
 TEST(Search, MemoryObjectivePrefersHeadroom) {
   const Job job = job_for("llama3.1-8b", "dgx-h100", 1, 32, 4096);
   SearchOptions options;
