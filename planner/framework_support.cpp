@@ -22,6 +22,7 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
     return "framework-moe-dispatcher";
   }
   if (!s.moe_a2a_overlap && p.moe_a2a_overlap) return "framework-a2a-overlap";
+  if (!s.explicit_layer_split && !p.layers_per_stage.empty()) return "framework-layer-split";
   if (s.rejects_moe_without_sp(p, moe_model)) {
     return "framework-moe-needs-sp";
   }

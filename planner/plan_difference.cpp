@@ -32,9 +32,11 @@ const std::map<std::string, std::vector<std::string>>& keys_behind_part() {
 std::string key_value(const Job& job, const cost::StepEstimate& estimate, const std::string& key) {
   if (key == "micro-batches") return std::to_string(estimate.num_micro_batches);
   if (key == "method") return to_string(job.training.method);
-  // Layers per stage ("10,10,10,11,10,10,10,9"), not the per-chunk list; "even" by default.
+  // Layers per stage ("10,10,10,11,10,10,10,9"), the default split's too, not per chunk.
   if (key == "layers_per_stage") {
-    return job.plan.layers_per_stage.empty() ? "even" : layer_split_description(job.plan);
+    ParallelPlan split = job.plan;
+    split.layers_per_stage = layers_per_chunk(job.model, job.plan);
+    return layer_split_description(split);
   }
   const Json value = parallel_plan_to_json(job.plan).value(key, Json());
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -75,7 +77,10 @@ std::vector<PartDifference> largest_part_differences(const Job& job_a, const cos
   for (auto& diff : diffs) {
     const auto keys = keys_behind_part().find(diff.part);
     if (keys == keys_behind_part().end()) continue;  // a part no plan key moves
+    // Layer splits compare only between plans of the same stages and chunks.
+    const bool same_chunks = job_a.plan.pp == job_b.plan.pp && job_a.plan.vpp == job_b.plan.vpp;
     for (const auto& key : keys->second) {
+      if (key == "layers_per_stage" && !same_chunks) continue;
       std::string va = key_value(job_a, a, key);
       std::string vb = key_value(job_b, b, key);
       if (va != vb) diff.keys.push_back({key, std::move(va), std::move(vb)});

@@ -258,8 +258,10 @@ std::vector<unsigned> recompute_module_options(const Job& job, Recompute recompu
 
 // Layer splits to try for a layout: the default (empty: core/parallel_plan.h layers_per_chunk)
 // and, where the framework takes any split (PlannerSupport::explicit_layer_split), one layer
-// moved from the last stage's last chunk to the last chunk of a middle stage, stage
-// floor((pp - 1) / 2). The output layer and loss make the last stage the slowest, and a
+// moved from the last stage's last chunk to the last chunk of the stage with the fewest layers
+// among the others (ties: the one nearest stage floor((pp - 1) / 2); with pp 2, the first
+// stage, which also holds the embedding). The output layer and loss make the last stage the
+// slowest, and a
 // pipeline runs at the pace of its slowest stage: Megatron-Bridge's Llama 3 70B H100 FP8
 // recipe pins "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL" on pp 8, vpp 5 for that reason (v0.6.0,
 // src/megatron/bridge/perf_recipes/llama/h100/llama3.py). Offered only when the output
@@ -282,11 +284,21 @@ std::vector<std::vector<int64_t>> layer_split_options(const Job& job, const Layo
   plan.vpp = layout.vpp;
   std::vector<int64_t> chunks = layers_per_chunk(m, plan);
   const std::size_t last = chunks.size() - 1;
-  const std::size_t middle =
-      static_cast<std::size_t>((layout.vpp - 1) * layout.pp + (layout.pp - 1) / 2);
   if (chunks[last] < 1) return out;
+  const std::size_t pp = static_cast<std::size_t>(layout.pp);
+  std::vector<int64_t> stage_layers(pp, 0);
+  for (std::size_t i = 0; i < chunks.size(); ++i) stage_layers[i % pp] += chunks[i];
+  const std::size_t middle = (pp - 1) / 2;
+  std::size_t target = middle;
+  for (std::size_t s = 0; s + 1 < pp; ++s) {
+    const auto distance = [&](std::size_t x) { return x > middle ? x - middle : middle - x; };
+    if (stage_layers[s] < stage_layers[target] ||
+        (stage_layers[s] == stage_layers[target] && distance(s) < distance(target))) {
+      target = s;
+    }
+  }
   --chunks[last];
-  ++chunks[middle];
+  ++chunks[(static_cast<std::size_t>(layout.vpp) - 1) * pp + target];  // its last chunk
   out.push_back(std::move(chunks));
   return out;
 }
@@ -354,6 +366,9 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
                 for (ScheduleKind schedule : schedules) {
                   p.schedule = schedule;
                   for (const auto& split : splits) {
+                    // DualPipe's ranks each hold a chunk from both ends of the model: the
+                    // output layer already shares a rank with the embedding.
+                    if (!split.empty() && schedule == ScheduleKind::DualPipe) continue;
                     p.layers_per_stage = split;
                     add_candidate(job, p, out);
                   }

@@ -132,11 +132,15 @@ CoverageCheck leave_one_family_out(const ErrorModel& model, bool memory,
   out.families = static_cast<int>(families.size());
   if (half_widths.empty()) return out;
   out.coverage = inside / static_cast<double>(half_widths.size());
-  std::sort(half_widths.begin(), half_widths.end());
-  const std::size_t n = half_widths.size();
-  out.median_half_width =
-      n % 2 == 1 ? half_widths[n / 2] : 0.5 * (half_widths[n / 2 - 1] + half_widths[n / 2]);
+  out.median_half_width = median_of(std::move(half_widths));
   return out;
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 double default_max_memory_fraction(const ErrorModel& model) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "planner/error_model.h"
 
@@ -46,6 +47,9 @@ std::optional<PredictionInterval> step_time_interval(const ErrorModel& model,
 std::optional<PredictionInterval> peak_memory_interval(const ErrorModel& model,
                                                        const RunFeatures& job, double predicted_gib,
                                                        const std::string& exclude_family = "");
+
+// The median of `values` (0 when empty).
+double median_of(std::vector<double> values);
 
 // Leave-one-source-family-out: for each family, intervals from the other families' runs.
 struct CoverageCheck {

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/plural.h"
+#include "planner/plan_groups.h"
 #include "planner/prediction_interval.h"
 #include "tools/calibration_option.h"
 #include "tools/cli_common.h"
@@ -110,8 +111,9 @@ void register_compare(CLI::App& app) {
                   "The search keeps plans whose peak memory is at most this fraction of the GPU's "
                   "(default: the headroom the memory model's measured error needs)")
       ->check(CLI::Range(0.01, 1.0));
-  cmd->add_flag("--all-variants", o->all_variants,
-                "Search plans include every variant of a layout (vpp, schedule, ZeRO 0-2)");
+  cmd->add_flag(
+      "--all-variants", o->all_variants,
+      std::string("Search plans include every variant of a layout (") + planner::kFoldedKeys + ")");
   add_calibration_option(cmd, o->calibration);
   cmd->callback([o] { run_compare(*o); });
 }

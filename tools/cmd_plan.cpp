@@ -282,7 +282,8 @@ void register_plan(CLI::App& app) {
       ->check(CLI::Range(0.01, 1.0));
   cmd->add_flag("--pareto", o->pareto, "Also list the time-vs-memory Pareto front");
   cmd->add_flag("--all-variants", o->all_variants,
-                "List every variant of a layout (vpp, schedule, ZeRO 0-2), not only its best");
+                std::string("List every variant of a layout (") + planner::kFoldedKeys +
+                    "), not only its best");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--stats", o->stats, "Print search statistics");

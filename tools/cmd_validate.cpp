@@ -303,6 +303,8 @@ Json published_run_entry(const RunResult& r, IntervalCoverage& coverage) {
                 {"mfu", r.estimate.mfu},
                 {"fits", r.estimate.memory.fits},
                 {"step_time_interval_s", nullptr},
+                {"inside_step_time_interval", nullptr},
+                {"interval_left_out_family", nullptr},
                 {"breakdown", nullptr}};
   if (const auto iv = validation_step_interval(r.run->job, r.run->id, r.estimate.step_time_s)) {
     coverage.add(*iv, r.estimate.step_time_s, r.run->reference_step_time_s);
@@ -322,17 +324,21 @@ Json published_run_entry(const RunResult& r, IntervalCoverage& coverage) {
   return entry;
 }
 
-Json interval_coverage_json(const IntervalCoverage& c) {
+// `calibrated`: runs whose prediction a calibration moved; their intervals still come from
+// the uncalibrated validation residuals.
+Json interval_coverage_json(const IntervalCoverage& c, std::size_t calibrated) {
+  const bool any = c.runs > 0;
   return {{"runs", c.runs},
           {"inside", c.inside},
-          {"coverage", c.coverage()},
-          {"median_half_width", c.median_half_width()},
-          {"runs_with_own_family_left_out", c.left_out}};
+          {"coverage", any ? Json(c.coverage()) : Json(nullptr)},
+          {"median_half_width", any ? Json(c.median_half_width()) : Json(nullptr)},
+          {"runs_with_own_family_left_out", c.left_out},
+          {"calibrated_runs", calibrated}};
 }
 
 // "80% step-time intervals: 55 of 65 measured times inside (84.6%), median half-width 12.1%"
 // with how the intervals were formed.
-void print_interval_coverage(const IntervalCoverage& c) {
+void print_interval_coverage(const IntervalCoverage& c, std::size_t calibrated) {
   if (c.runs == 0) {
     std::printf("80%% step-time intervals: none (too few comparable validation runs)\n");
     return;
@@ -346,6 +352,12 @@ void print_interval_coverage(const IntervalCoverage& c) {
         "\n  (%d run%s of the embedded error model: each from the other source "
         "families' runs, leave-one-family-out)",
         c.left_out, c.left_out == 1 ? "" : "s");
+  }
+  if (calibrated > 0) {
+    std::printf(
+        "\n  (%zu calibrated prediction%s: intervals from the uncalibrated residuals; "
+        "in-sample where the calibration was fitted to these runs)",
+        calibrated, calibrated == 1 ? "" : "s");
   }
   std::printf("\n");
 }
@@ -389,7 +401,8 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
                 {"core", stats_json(core_stats)},
                 {"memory", stats_json(memory_stats)},
                 {"published_plans_not_fitting", not_fitting.size()},
-                {"step_time_interval_coverage", interval_coverage_json(coverage)},
+                {"step_time_interval_coverage",
+                 interval_coverage_json(coverage, calibration.runs_calibrated)},
                 {"rejected", rejected_json(rejected)}};
     if (calibration.file) {
       out["calibration"] = calibration_summary_json(*calibration.file);
@@ -413,7 +426,7 @@ void run_published_validation(const std::vector<PublishedRun>& runs,
   summary("step time, all runs", all_stats, "no runs");
   summary("step time, core (no MoE/cp/FSDP)", core_stats, "no core runs");
   summary("peak memory, runs with a reference", memory_stats, "no memory references");
-  print_interval_coverage(coverage);
+  print_interval_coverage(coverage, calibration.runs_calibrated);
   std::printf("published plans predicted not to fit in GPU memory (they ran): %zu of %zu",
               not_fitting.size(), results.size());
   for (std::size_t i = 0; i < not_fitting.size(); ++i) {

@@ -31,12 +31,6 @@ void IntervalCoverage::add(const ValidationInterval& iv, double predicted_s, dou
   half_widths.push_back((iv.interval.high - iv.interval.low) / (2 * predicted_s));
 }
 
-double IntervalCoverage::median_half_width() const {
-  if (half_widths.empty()) return 0;
-  std::vector<double> sorted = half_widths;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size();
-  return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-}
+double IntervalCoverage::median_half_width() const { return planner::median_of(half_widths); }
 
 }  // namespace parplan::tools

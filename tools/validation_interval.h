@@ -4,7 +4,7 @@
 // id) gets its interval from the other source families' runs only, leave-one-family-out as
 // `validate --write-error-model` measures it, so that neither its own residual nor its
 // publication's vouch for it; any other run gets the interval `simulate` gives its job.
-// Tested in tests/tools/validate_test.cpp.
+// Tested in tests/tools/trust_cli_test.cpp.
 #pragma once
 
 #include <optional>

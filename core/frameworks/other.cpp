@@ -22,7 +22,7 @@ extern constexpr FrameworkDescription kOther = {
         "docs/source/distrib_optimizer.md",
     // Other software may dispatch MoE tokens through DeepEP (NeMo AutoModel, DeepSeek's own
     // training system); the batch-level overlap is Megatron-Core's.
-    .planner_support = {.moe_flex_dispatcher = true},
+    .planner_support = {.moe_flex_dispatcher = true, .explicit_layer_split = true},
     .cost_traits = other_cost_traits,
 };
 

@@ -160,6 +160,22 @@ TEST(PlanSpace, AHeavyOutputLayerAddsASplitThatLightensTheLastStage) {
   EXPECT_FALSE(deepspeed_plans.empty());
   for (const auto& p : deepspeed_plans) EXPECT_TRUE(p.layers_per_stage.empty());
 
+  // An uneven default (126 layers on pp 8: 15,16,16,16,16,16,16,15) already lightens the last
+  // stage; the layer goes to the lightest other stage, the first.
+  PlanFixes uneven_fixes;
+  uneven_fixes.pp = 8;
+  uneven_fixes.vpp = 1;
+  uneven_fixes.tp = 8;
+  uneven_fixes.micro_batch_size = 1;
+  int uneven_splits = 0;
+  for (const auto& p :
+       enumerate_plans(job_for("llama3.1-405b", "dgx-h100", 64, 512, 8192), uneven_fixes).plans) {
+    if (p.layers_per_stage.empty()) continue;
+    ++uneven_splits;
+    EXPECT_EQ(layer_split_description(p), "16,16,16,16,16,16,16,14");
+  }
+  EXPECT_GT(uneven_splits, 0);
+
   PlanFixes gpt_fixes;
   gpt_fixes.pp = 8;
   const auto gpt_plans =

@@ -73,6 +73,7 @@ std::string plan_summary(const ParallelPlan& p) {
   if (p.schedule != ScheduleKind::OneFOneB && p.schedule != ScheduleKind::Interleaved) {
     out += std::string(" ") + to_string(p.schedule);
   }
+  if (!p.layers_per_stage.empty()) out += " split";
   return out;
 }
 
