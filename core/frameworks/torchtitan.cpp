@@ -31,12 +31,14 @@ extern constexpr FrameworkDescription kTorchtitan = {
                       .zero_stage = 3,
                       .sequence_parallel_with_tp = true,
                       .micro_batch_size = MicroBatchDefault::LocalBatchSplitOverPp},
-    // FSDP2 (or DDP), tp with sequence parallelism, pipeline schedules incl. zero bubble,
-    // context parallelism, expert parallelism.
+    // FSDP2 (or DDP), tp with sequence parallelism, pipeline schedules, context parallelism,
+    // expert parallelism. No zero-bubble: the planner's is ZB-H1, one chunk per stage, and
+    // torchtitan's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) are multi-stage
+    // ones that need at least two chunks per rank (the export refuses ZB-H1,
+    // launch_torchtitan.cpp).
     .planner_support = {.zero_stages = zero_stage_set({0, 3}),
-                        .schedules =
-                            schedule_set({ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
-                                          ScheduleKind::Gpipe, ScheduleKind::ZeroBubble}),
+                        .schedules = schedule_set({ScheduleKind::OneFOneB,
+                                                   ScheduleKind::Interleaved, ScheduleKind::Gpipe}),
                         .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,
     .export_formats = kExportFormats,

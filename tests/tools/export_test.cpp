@@ -12,6 +12,8 @@
 #include "core/frameworks/registry.h"
 #include "core/job.h"
 #include "cost_models/moe_dispatch.h"
+#include "planner/prediction_interval.h"
+#include "planner/search.h"
 #include "tests/tools/qwen3_235b_job.h"
 #include "tests/tools/test_support.h"
 #include "tools/export/launch_settings.h"
@@ -475,6 +477,48 @@ TEST(Export, FrameworkDescriptionsNameRealFormatsAndOthersGetANote) {
     const bool noted = text.find("# note: the job's framework is") != std::string::npos;
     EXPECT_EQ(noted, d->export_formats.empty()) << d->name << "\n" << text;
   }
+}
+
+// What the planner recommends must launch unmodified: for every framework with an export
+// format, the 30 plans the planner ranks first (with `parplan plan`'s memory headroom, every
+// variant: those `plan` folds too) export in each of the framework's formats without a refusal of a
+// plan key (a model the framework does not ship is the job's, not the planner's). Dense and MoE,
+// with and without pipelining in the top plans.
+TEST(Export, EveryFrameworksRecommendedPlansExportWithoutAPlanRefusal) {
+  const std::vector<std::string> setups = {
+      R"("model": "llama3.1-70b", "cluster": {"node": "dgx-h100", "num_nodes": 16},
+         "training": {"global_batch_size": 512, "seq_length": 8192})",
+      R"("model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "num_nodes": 8},
+         "training": {"global_batch_size": 256, "seq_length": 4096})"};
+  int exported = 0;
+  for (const FrameworkDescription* d : all_frameworks()) {
+    for (const std::string& setup : setups) {
+      Job job = job_from(R"({"framework": ")" + std::string(d->name) + R"(", )" + setup + "}");
+      if (d->export_formats.empty()) continue;
+      planner::SearchOptions options;
+      options.top_k = 30;  // every variant of the plans `parplan plan` lists first
+      options.max_memory_fraction = planner::recommended_max_memory_fraction();
+      options.threads = 2;
+      const planner::SearchResult result = planner::search_plans(job, options);
+      ASSERT_FALSE(result.top.empty()) << d->name << " " << job.model.name;
+      for (const planner::RankedPlan& ranked : result.top) {
+        job.plan = ranked.plan;
+        job.plan_given = true;
+        for (std::string_view name : d->export_formats) {
+          const auto refusal = tools::export_refusal(job, *tools::parse_export_format(name));
+          if (refusal && refusal->key.rfind("plan.", 0) == 0) {
+            ADD_FAILURE() << d->name << " " << job.model.name << " "
+                          << tools::plan_summary(ranked.plan) << ": " << name << " refuses "
+                          << refusal->key << " " << refusal->found;
+          }
+          exported += !refusal.has_value();
+        }
+      }
+    }
+  }
+  // megatron-core (2 formats), megatron-lm and torchtitan (1 each), 2 jobs, 30 plans: 240,
+  // less torchtitan's refusal of Mixtral (a model it does not ship).
+  EXPECT_GE(exported, 210);
 }
 
 // (name, value) pairs of a torchtitan main Python config (launch_torchtitan_main.cpp).
