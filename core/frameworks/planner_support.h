@@ -48,6 +48,10 @@ struct PlannerSupport {
   // --overlap-moe-expert-parallel-comm.
   bool moe_flex_dispatcher = false;
   bool moe_a2a_overlap = false;
+  // ZeRO stage 0 (replicated data parallelism, DDP) only as the sole parallelism: with dp > 1
+  // and tp, pp or cp above 1, sharded data parallelism instead (torchtitan's parallelize.py:
+  // "DDP has not supported > 1D parallelism").
+  bool ddp_only_alone = false;
   // Any count of layers per model chunk (ParallelPlan::layers_per_stage): Megatron-Core's
   // --pipeline-model-parallel-layout, torchtitan's module_fqns_per_model_part.
   bool explicit_layer_split = false;
@@ -55,6 +59,9 @@ struct PlannerSupport {
   constexpr bool allows_zero_stage(int stage) const { return (zero_stages >> stage) & 1u; }
   constexpr bool allows_schedule(ScheduleKind schedule) const {
     return (schedules >> static_cast<int>(schedule)) & 1u;
+  }
+  constexpr bool rejects_ddp_beside(const ParallelPlan& plan) const {
+    return ddp_only_alone && plan.zero_stage == 0 && plan.dp > 1 && plan.tp * plan.pp * plan.cp > 1;
   }
   // The plan of a MoE model (when `moe_model`) breaks moe_tp_needs_sp.
   constexpr bool rejects_moe_without_sp(const ParallelPlan& plan, bool moe_model) const {

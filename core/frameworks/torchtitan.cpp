@@ -39,6 +39,7 @@ extern constexpr FrameworkDescription kTorchtitan = {
     .planner_support = {.zero_stages = zero_stage_set({0, 3}),
                         .schedules = schedule_set({ScheduleKind::OneFOneB,
                                                    ScheduleKind::Interleaved, ScheduleKind::Gpipe}),
+                        .ddp_only_alone = true,
                         .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,
     .export_formats = kExportFormats,
