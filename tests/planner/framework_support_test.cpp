@@ -88,6 +88,26 @@ TEST(FrameworkSupport, RejectsExactlyTheZeroStagesAndSchedulesTheDescriptionForb
   }
 }
 
+// DDP beside model parallelism: rejected exactly where the description says DDP runs only
+// alone (torchtitan), and only with data parallelism to replicate over.
+TEST(FrameworkSupport, DdpBesideModelParallelismOnlyWhereTheFrameworkRunsIt) {
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    if (!s.allows_zero_stage(0)) continue;
+    ParallelPlan p;
+    p.zero_stage = 0;
+    p.dp = 4;
+    expect_verdict(*d, p, true, "DDP alone");
+    p.pp = s.pp ? 2 : 1;
+    p.tp = s.pp ? 1 : 2;
+    if (p.tp > 1 && !s.tp) continue;
+    expect_verdict(*d, p, !s.ddp_only_alone, "framework-ddp-beside-model-parallelism");
+    p.dp = 1;
+    expect_verdict(*d, p, true, "no data parallelism to replicate over");
+  }
+  EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.ddp_only_alone);
+}
+
 TEST(FrameworkSupport, APlanUsingEverythingTheFrameworkSupportsPasses) {
   for (const FrameworkDescription* d : all_frameworks()) {
     const PlannerSupport& s = d->planner_support;
