@@ -377,15 +377,25 @@ std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan
   return out;
 }
 
-std::string layer_split_description(const ParallelPlan& plan) {
-  if (plan.layers_per_stage.empty() || plan.pp < 1) return "";
-  std::vector<int64_t> stages(static_cast<std::size_t>(plan.pp), 0);
-  for (std::size_t i = 0; i < plan.layers_per_stage.size(); ++i) {
-    stages[i % stages.size()] += plan.layers_per_stage[i];  // chunk c of stage s: c * pp + s
+std::vector<int64_t> stage_layer_counts(const std::vector<int64_t>& chunk_layers, int64_t pp) {
+  std::vector<int64_t> stages(static_cast<std::size_t>(std::max<int64_t>(pp, 1)), 0);
+  for (std::size_t i = 0; i < chunk_layers.size(); ++i) {
+    stages[i % stages.size()] += chunk_layers[i];  // chunk c of stage s: c * pp + s
   }
+  return stages;
+}
+
+std::string stage_layer_text(const std::vector<int64_t>& chunk_layers, int64_t pp) {
+  if (chunk_layers.empty() || pp < 1) return "";
   std::string out;
-  for (int64_t n : stages) out += (out.empty() ? "" : ",") + std::to_string(n);
+  for (int64_t n : stage_layer_counts(chunk_layers, pp)) {
+    out += (out.empty() ? "" : ",") + std::to_string(n);
+  }
   return out;
+}
+
+std::string layer_split_description(const ParallelPlan& plan) {
+  return stage_layer_text(plan.layers_per_stage, plan.pp);
 }
 
 std::string recompute_description(const ParallelPlan& p) {

@@ -156,6 +156,13 @@ Json parallel_plan_to_json(const ParallelPlan& plan);
 // "none", "full", "selective", or with Megatron modules "selective(core_attn,mlp)".
 std::string recompute_description(const ParallelPlan& plan);
 
+// Layers of each of the pp pipeline stages, given the layers of each model chunk (chunk c of
+// stage s at index c * pp + s, as ParallelPlan::layers_per_stage): the chunks summed per stage.
+std::vector<int64_t> stage_layer_counts(const std::vector<int64_t>& chunk_layers, int64_t pp);
+
+// Stage layer counts as text: "20,20,20,21,20,20,20,19"; empty when `chunk_layers` is.
+std::string stage_layer_text(const std::vector<int64_t>& chunk_layers, int64_t pp);
+
 // An explicit layer split (layers_per_stage) as the layers of each pipeline stage, its model
 // chunks summed: "20,20,20,21,20,20,20,19"; empty for the default split.
 std::string layer_split_description(const ParallelPlan& plan);

@@ -34,9 +34,7 @@ std::string key_value(const Job& job, const cost::StepEstimate& estimate, const 
   if (key == "method") return to_string(job.training.method);
   // Layers per stage ("10,10,10,11,10,10,10,9"), the default split's too, not per chunk.
   if (key == "layers_per_stage") {
-    ParallelPlan split = job.plan;
-    split.layers_per_stage = layers_per_chunk(job.model, job.plan);
-    return layer_split_description(split);
+    return stage_layer_text(layers_per_chunk(job.model, job.plan), job.plan.pp);
   }
   const Json value = parallel_plan_to_json(job.plan).value(key, Json());
   return value.is_string() ? value.get<std::string>() : value.dump();

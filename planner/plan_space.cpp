@@ -286,8 +286,7 @@ std::vector<std::vector<int64_t>> layer_split_options(const Job& job, const Layo
   const std::size_t last = chunks.size() - 1;
   if (chunks[last] < 1) return out;
   const std::size_t pp = static_cast<std::size_t>(layout.pp);
-  std::vector<int64_t> stage_layers(pp, 0);
-  for (std::size_t i = 0; i < chunks.size(); ++i) stage_layers[i % pp] += chunks[i];
+  const std::vector<int64_t> stage_layers = stage_layer_counts(chunks, layout.pp);
   const std::size_t middle = (pp - 1) / 2;
   std::size_t target = middle;
   for (std::size_t s = 0; s + 1 < pp; ++s) {

@@ -307,10 +307,9 @@ Json published_run_entry(const RunResult& r, IntervalCoverage& coverage) {
                 {"interval_left_out_family", nullptr},
                 {"breakdown", nullptr}};
   if (const auto iv = validation_step_interval(r.run->job, r.run->id, r.estimate.step_time_s)) {
-    coverage.add(*iv, r.estimate.step_time_s, r.run->reference_step_time_s);
+    entry["inside_step_time_interval"] =
+        coverage.add(*iv, r.estimate.step_time_s, r.run->reference_step_time_s);
     entry["step_time_interval_s"] = Json::array({iv->interval.low, iv->interval.high});
-    entry["inside_step_time_interval"] = r.run->reference_step_time_s >= iv->interval.low &&
-                                         r.run->reference_step_time_s <= iv->interval.high;
     entry["interval_left_out_family"] =
         iv->left_out_family.empty() ? Json(nullptr) : Json(iv->left_out_family);
   }

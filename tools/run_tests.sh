@@ -43,11 +43,11 @@ fi
 echo "== Release build (${cuda_flags[*]}): the tests labelled release_build"
 step=$(date +%s)
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release "${cuda_flags[@]}" \
-  -DPARPLAN_ENABLE_BENCHMARKS=OFF >/dev/null
+  -DPARPLAN_ENABLE_BENCHMARKS=OFF | sed -n '/parplan .* configuration/,$p'
 cmake --build build-release -j"$(nproc)" --target release_build_tests
 if [ "${cuda_flags[0]}" = "-DPARPLAN_ENABLE_CUDA=ON" ]; then
   grep -q "define PARPLAN_HAVE_CUDA 1" build-release/generated/parplan/parplan_config.h ||
-    { echo "nvcc exists but the Release build did not enable CUDA: see cmake's summary"; exit 1; }
+    { echo "nvcc exists but the Release build did not enable CUDA: see the summary above"; exit 1; }
   echo "== CUDA sources compiled (compile-only: no GPU here, nothing CUDA runs)"
 fi
 (cd build-release && ctest -L release_build --output-on-failure -j"$(nproc)")

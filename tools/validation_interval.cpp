@@ -1,8 +1,6 @@
 // Intervals of validated runs and their coverage (validation_interval.h).
 #include "tools/validation_interval.h"
 
-#include <algorithm>
-
 #include "planner/error_model.h"
 
 namespace parplan::tools {
@@ -24,11 +22,13 @@ std::optional<ValidationInterval> validation_step_interval(const Job& job, const
   return out;
 }
 
-void IntervalCoverage::add(const ValidationInterval& iv, double predicted_s, double reference_s) {
+bool IntervalCoverage::add(const ValidationInterval& iv, double predicted_s, double reference_s) {
+  const bool in = reference_s >= iv.interval.low && reference_s <= iv.interval.high;
   ++runs;
-  if (reference_s >= iv.interval.low && reference_s <= iv.interval.high) ++inside;
+  inside += in;
   if (!iv.left_out_family.empty()) ++left_out;
   half_widths.push_back((iv.interval.high - iv.interval.low) / (2 * predicted_s));
+  return in;
 }
 
 double IntervalCoverage::median_half_width() const { return planner::median_of(half_widths); }

@@ -34,7 +34,8 @@ struct IntervalCoverage {
   int left_out = 0;                 // runs whose own source family was left out
   std::vector<double> half_widths;  // (high - low) / (2 predicted), one per run
 
-  void add(const ValidationInterval& iv, double predicted_s, double reference_s);
+  // Counts the run; returns whether its measured time lies inside the interval.
+  bool add(const ValidationInterval& iv, double predicted_s, double reference_s);
   double coverage() const { return runs == 0 ? 0.0 : inside / static_cast<double>(runs); }
   double median_half_width() const;
 };

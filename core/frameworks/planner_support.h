@@ -52,6 +52,12 @@ struct PlannerSupport {
   // and tp, pp or cp above 1, sharded data parallelism instead (torchtitan's parallelize.py:
   // "DDP has not supported > 1D parallelism").
   bool ddp_only_alone = false;
+  // Expert parallelism takes its ranks from the FSDP-sharded data-parallel ranks, the context-
+  // parallel ranks and, for experts without tensor parallelism, the tensor-parallel ranks
+  // (torchtitan's ParallelDims: v0.2.2's sparse mesh pp x dp_replicate x efsdp x ep x etp over
+  // the same ranks as dp_shard x cp x tp; main: "expert_parallel_degree must divide dp_shard *
+  // cp * tp"): ep must divide that pool (expert_parallel_rank_pool).
+  bool ep_within_sharded_ranks = false;
   // Any count of layers per model chunk (ParallelPlan::layers_per_stage): Megatron-Core's
   // --pipeline-model-parallel-layout, torchtitan's module_fqns_per_model_part.
   bool explicit_layer_split = false;
@@ -62,6 +68,15 @@ struct PlannerSupport {
   }
   constexpr bool rejects_ddp_beside(const ParallelPlan& plan) const {
     return ddp_only_alone && plan.zero_stage == 0 && plan.dp > 1 && plan.tp * plan.pp * plan.cp > 1;
+  }
+  bool rejects_ep_outside_sharded_ranks(const ParallelPlan& plan) const {
+    return ep_within_sharded_ranks && plan.ep > 1 && expert_parallel_rank_pool(plan) % plan.ep != 0;
+  }
+  // The ranks ep_within_sharded_ranks takes experts from: FSDP's shard group (ZeRO 2 and 3;
+  // 1 for replicated data parallelism) x cp x (tp when experts have no tensor parallelism).
+  static int64_t expert_parallel_rank_pool(const ParallelPlan& plan) {
+    const int64_t shard = plan.zero_stage >= 2 ? plan.effective_zero_shard() : 1;
+    return shard * plan.cp * (plan.expert_tp() == 1 ? plan.tp : 1);
   }
   // The plan of a MoE model (when `moe_model`) breaks moe_tp_needs_sp.
   constexpr bool rejects_moe_without_sp(const ParallelPlan& plan, bool moe_model) const {

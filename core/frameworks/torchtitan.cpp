@@ -40,6 +40,7 @@ extern constexpr FrameworkDescription kTorchtitan = {
                         .schedules = schedule_set({ScheduleKind::OneFOneB,
                                                    ScheduleKind::Interleaved, ScheduleKind::Gpipe}),
                         .ddp_only_alone = true,
+                        .ep_within_sharded_ranks = true,
                         .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,
     .export_formats = kExportFormats,

@@ -83,6 +83,19 @@ TEST(ParallelPlan, KeysTheJobSetsOverrideFrameworkDefaults) {
   EXPECT_FALSE(core.plan.sequence_parallel);
 }
 
+// Chunk c of stage s sits at index c * pp + s: pp 2 with two chunks each, [a0 b0 a1 b1].
+TEST(ParallelPlan, StageLayerCountsSumEachStagesChunks) {
+  EXPECT_EQ(stage_layer_counts({3, 4, 5, 6}, 2), (std::vector<int64_t>{8, 10}));
+  EXPECT_EQ(stage_layer_counts({10, 10, 11, 9}, 4), (std::vector<int64_t>{10, 10, 11, 9}));
+  EXPECT_EQ(stage_layer_text({3, 4, 5, 6}, 2), "8,10");
+  EXPECT_EQ(stage_layer_text({}, 2), "");
+  ParallelPlan p;
+  p.pp = 2;
+  p.vpp = 2;
+  p.layers_per_stage = {3, 4, 5, 6};
+  EXPECT_EQ(layer_split_description(p), "8,10");
+}
+
 TEST(ParallelPlan, UnevenSplitGivesExtraLayersToMiddleChunks) {
   ModelSpec m;
   m.num_layers = 70;

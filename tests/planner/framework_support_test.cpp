@@ -53,6 +53,8 @@ TEST(FrameworkSupport, RejectsExactlyTheDimensionsTheDescriptionForbids) {
     expect_verdict(*d, p, s.cp, "framework-no-cp");
     p = base;
     p.ep = 2;
+    p.dp = 2;  // experts over the data-parallel ranks, sharded where the framework shards
+    if (s.allows_zero_stage(3)) p.zero_stage = 3;
     expect_verdict(*d, p, s.ep, "framework-no-ep");
     p = base;
     p.sequence_parallel = true;
@@ -94,18 +96,43 @@ TEST(FrameworkSupport, DdpBesideModelParallelismOnlyWhereTheFrameworkRunsIt) {
   for (const FrameworkDescription* d : all_frameworks()) {
     const PlannerSupport& s = d->planner_support;
     if (!s.allows_zero_stage(0)) continue;
-    ParallelPlan p;
-    p.zero_stage = 0;
-    p.dp = 4;
-    expect_verdict(*d, p, true, "DDP alone");
-    p.pp = s.pp ? 2 : 1;
-    p.tp = s.pp ? 1 : 2;
-    if (p.tp > 1 && !s.tp) continue;
-    expect_verdict(*d, p, !s.ddp_only_alone, "framework-ddp-beside-model-parallelism");
-    p.dp = 1;
-    expect_verdict(*d, p, true, "no data parallelism to replicate over");
+    ParallelPlan alone;
+    alone.zero_stage = 0;
+    alone.dp = 4;
+    expect_verdict(*d, alone, true, "DDP alone");
+    for (const auto& [dimension, supported] : {std::pair{&ParallelPlan::tp, s.tp},
+                                               {&ParallelPlan::pp, s.pp},
+                                               {&ParallelPlan::cp, s.cp}}) {
+      if (!supported) continue;
+      ParallelPlan p = alone;
+      p.*dimension = 2;
+      expect_verdict(*d, p, !s.ddp_only_alone, "framework-ddp-beside-model-parallelism");
+      p.dp = 1;
+      expect_verdict(*d, p, true, "no data parallelism to replicate over");
+    }
   }
   EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.ddp_only_alone);
+}
+
+// Expert parallelism outside FSDP's shard group x cp (x tp for experts without tensor
+// parallelism): rejected where the framework takes experts from those ranks (torchtitan).
+TEST(FrameworkSupport, ExpertParallelismOnlyOverTheShardedRanksWhereTheFrameworkSaysSo) {
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    if (!s.ep || !s.allows_zero_stage(3)) continue;
+    ParallelPlan p;
+    p.dp = 8;
+    p.ep = 4;
+    p.zero_stage = 3;
+    EXPECT_EQ(PlannerSupport::expert_parallel_rank_pool(p), 8);
+    expect_verdict(*d, p, true, "experts over the full shard group");
+    p.zero_shard_size = 2;  // HSDP: shards of 2 replicated 4 times
+    EXPECT_EQ(PlannerSupport::expert_parallel_rank_pool(p), 2);
+    expect_verdict(*d, p, !s.ep_within_sharded_ranks, "framework-ep-outside-sharded-ranks");
+    p.zero_shard_size = 4;
+    expect_verdict(*d, p, true, "experts over a shard group of 4");
+  }
+  EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.ep_within_sharded_ranks);
 }
 
 TEST(FrameworkSupport, APlanUsingEverythingTheFrameworkSupportsPasses) {

@@ -480,9 +480,9 @@ TEST(Export, FrameworkDescriptionsNameRealFormatsAndOthersGetANote) {
 }
 
 // What the planner recommends must launch unmodified: for every framework with an export
-// format, the 30 plans the planner ranks first (with `parplan plan`'s memory headroom, every
-// variant: those `plan` folds too) export in each of the framework's formats without a refusal
-// of a plan key (a model the framework does not ship is the job's, not the planner's). Dense
+// format, the plans the planner ranks first (with `parplan plan`'s memory headroom) export in
+// each of the framework's formats without a refusal of a plan key (a model the framework does
+// not ship is the job's, not the planner's: the same refusal for every plan). Dense
 // and MoE, A100 to GB200, 8 to 1,024 GPUs. Twelve searches per framework: CI runs it in its
 // Release build (RELEASE_CASES in tests/tools/CMakeLists.txt).
 TEST(Export, EveryFrameworksRecommendedPlansExportWithoutAPlanRefusal) {
@@ -511,36 +511,74 @@ TEST(Export, EveryFrameworksRecommendedPlansExportWithoutAPlanRefusal) {
          "training": {"global_batch_size": 1024, "seq_length": 4096, "precision": "bf16"})",
       R"("model": "bloom-176b", "cluster": {"node": "dgx-a100-80gb", "num_nodes": 48},
          "training": {"global_batch_size": 1536, "seq_length": 4096, "precision": "bf16"})"};
-  int exported = 0;
+  // The plans `parplan plan` lists (its 10 best distinct layouts) and every variant of the 30
+  // best (those `plan` folds into its rows).
+  std::vector<planner::SearchOptions> searches(2);
+  searches[0].top_k = 10;
+  searches[0].distinct = true;
+  searches[1].top_k = 30;
+  for (planner::SearchOptions& options : searches) {
+    options.max_memory_fraction = planner::recommended_max_memory_fraction();
+    options.threads = 2;
+  }
   for (const FrameworkDescription* d : all_frameworks()) {
+    if (d->export_formats.empty()) continue;
+    int exported = 0;
     for (const std::string& setup : setups) {
-      Job job = job_from(R"({"framework": ")" + std::string(d->name) + R"(", )" + setup + "}");
-      if (d->export_formats.empty()) continue;
-      planner::SearchOptions options;
-      options.top_k = 30;  // every variant of the plans `parplan plan` lists first
-      options.max_memory_fraction = planner::recommended_max_memory_fraction();
-      options.threads = 2;
-      const planner::SearchResult result = planner::search_plans(job, options);
-      ASSERT_FALSE(result.top.empty()) << d->name << " " << job.model.name;
-      for (const planner::RankedPlan& ranked : result.top) {
-        job.plan = ranked.plan;
-        job.plan_given = true;
-        for (std::string_view name : d->export_formats) {
-          const auto refusal = tools::export_refusal(job, *tools::parse_export_format(name));
-          if (refusal && refusal->key.rfind("plan.", 0) == 0) {
-            ADD_FAILURE() << d->name << " " << job.model.name << " "
-                          << tools::plan_summary(ranked.plan) << ": " << name << " refuses "
-                          << refusal->key << " " << refusal->found;
+      const Job base =
+          job_from(R"({"framework": ")" + std::string(d->name) + R"(", )" + setup + "}");
+      for (const planner::SearchOptions& options : searches) {
+        Job job = base;
+        const planner::SearchResult result = planner::search_plans(job, options);
+        ASSERT_FALSE(result.top.empty()) << d->name << " " << job.model.name;
+        // A refusal of the job (its model, its training) is the same for every plan: per
+        // format, the first plan's outcome ("" exported, else the refused key) is every plan's.
+        std::map<std::string, std::string> outcome;
+        for (const planner::RankedPlan& ranked : result.top) {
+          job.plan = ranked.plan;
+          job.plan_given = true;
+          for (std::string_view name : d->export_formats) {
+            const auto refusal = tools::export_refusal(job, *tools::parse_export_format(name));
+            const std::string where = std::string(d->name) + " " + job.model.name + " " +
+                                      tools::plan_summary(ranked.plan) + ": " + std::string(name);
+            if (refusal) {
+              EXPECT_NE(refusal->key.rfind("plan.", 0), 0u)
+                  << where << " refuses " << refusal->key << " " << refusal->found;
+            }
+            const std::string key = refusal ? refusal->key : "";
+            exported += key.empty();
+            EXPECT_EQ(outcome.try_emplace(std::string(name), key).first->second, key) << where;
           }
-          exported += !refusal.has_value();
         }
       }
     }
+    EXPECT_GT(exported, 0) << d->name;
   }
-  // megatron-core (2 formats), megatron-lm and torchtitan (1 each), 12 jobs, 30 plans: 1,440,
-  // less the models a framework does not run (torchtitan ships Llama 3, DeepSeek-V3 and Qwen3
-  // here; Megatron-Core has no ALiBi for BLOOM): 1,170.
-  EXPECT_EQ(exported, 1170);
+}
+
+// torchtitan spreads experts over FSDP's shard group x cp (parallel_dims.py): ep 4 over shards
+// of 2 (HSDP) or over replicated DDP ranks is refused, with full sharding as the nearest plan.
+TEST(Export, TorchtitanTakesExpertsFromTheShardedRanks) {
+  const std::string setup = R"("framework": "torchtitan", "model": "qwen3-30b-a3b",
+      "cluster": {"node": "dgx-h100", "num_nodes": 1},
+      "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": )";
+  const Job hsdp = job_from("{" + setup + R"({"tp": 1, "ep": 4, "zero_stage": 3,
+      "zero_shard_size": 2, "micro_batch_size": 1}})");
+  const auto refusal = tools::torchtitan_refusal(hsdp);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->key, "plan.ep");
+  EXPECT_NE(refusal->supported.find("= 2"), std::string::npos) << refusal->supported;
+  ASSERT_TRUE(refusal->nearest.has_value());
+  Job nearest = hsdp;
+  nearest.plan = *refusal->nearest;
+  EXPECT_FALSE(tools::torchtitan_refusal(nearest).has_value());
+  const Job ddp = job_from("{" + setup + R"({"tp": 1, "ep": 4, "zero_stage": 0,
+      "micro_batch_size": 1}})");
+  ASSERT_TRUE(tools::torchtitan_refusal(ddp).has_value());
+  EXPECT_EQ(tools::torchtitan_refusal(ddp)->key, "plan.ep");
+  const Job sharded = job_from("{" + setup + R"({"tp": 1, "ep": 4, "zero_stage": 3,
+      "zero_shard_size": 4, "micro_batch_size": 1}})");
+  EXPECT_FALSE(tools::torchtitan_refusal(sharded).has_value());
 }
 
 // (name, value) pairs of a torchtitan main Python config (launch_torchtitan_main.cpp).

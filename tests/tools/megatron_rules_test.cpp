@@ -225,7 +225,7 @@ TEST(MegatronRules, ThePlannersBestPlansLaunch) {
     planner::SearchOptions options;
     options.top_k = 5;
     // Any thread count gives the same plans (Search.IdenticalResultsForAnyThreadCount); two
-    // keep the ten searches within the sanitizer build's time limit.
+    // halve the ten searches' time.
     options.threads = 2;
     const planner::SearchResult result = planner::search_plans(job, options);
     ASSERT_FALSE(result.top.empty()) << text;

@@ -3,8 +3,9 @@
 // profile and the run are interleaved so that a shared machine's load moves both together:
 // with one profile taken before all the runs, a loaded CI machine put the runs +55% to +90%
 // off (median 82%), a test of the machine's load rather than of the model. The error bound
-// here is still loose (this test runs in the sanitizer build); the target (median
-// <= 15% over the full plan set in a Release build) is measured and reported in the notes.
+// here is still loose (a quick profile, two steps, CI's loaded machine; the case runs in CI's
+// Release build, release_build); the target (median <= 15% over the full plan set in a
+// Release build) is measured and reported in the notes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -4,6 +4,7 @@
 // models are those torchtitan ships (torchtitan/models/*/__init__.py), matched by shape.
 #include <array>
 
+#include "core/frameworks/registry.h"
 #include "core/presets.h"
 #include "cost_models/framework_traits.h"
 #include "cost_models/moe_dispatch.h"
@@ -258,6 +259,23 @@ std::optional<ExportRefusal> launch::torchtitan_shared_refusal(const Job& job) {
                          "DDP (zero_stage 0) only as the sole parallelism; with tp, pp or cp, "
                          "FSDP2 (2 or 3)",
                          nearest, "plan.zero_stage 2"};
+  }
+  // distributed/parallel_dims.py: experts are spread over dp_shard x cp (x tp for experts
+  // without tensor parallelism), PlannerSupport::ep_within_sharded_ranks.
+  const PlannerSupport& support = framework_info(Framework::Torchtitan).planner_support;
+  if (support.rejects_ep_outside_sharded_ranks(p)) {
+    ParallelPlan nearest = p;
+    nearest.zero_stage = 3;
+    nearest.zero_shard_size = 0;
+    const int64_t pool = PlannerSupport::expert_parallel_rank_pool(p);
+    return ExportRefusal{
+        "plan.ep", std::to_string(p.ep),
+        "a divisor of data_parallel_shard_degree x cp x tp (experts without tensor "
+        "parallelism) = " +
+            std::to_string(pool),
+        support.rejects_ep_outside_sharded_ranks(nearest) ? std::nullopt
+                                                          : std::optional<ParallelPlan>(nearest),
+        "plan.zero_stage 3, sharded over all of dp"};
   }
   const bool zero_bubble_h1 = p.schedule == ScheduleKind::ZeroBubble && p.vpp == 1;
   if (p.pp > 1 && (zero_bubble_h1 || p.schedule == ScheduleKind::DualPipe)) {
