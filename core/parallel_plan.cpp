@@ -377,6 +377,7 @@ std::vector<int64_t> layers_per_chunk(const ModelSpec& model, const ParallelPlan
   return out;
 }
 
+// pp below 1 counts as one stage (stage_layer_text writes nothing for it).
 std::vector<int64_t> stage_layer_counts(const std::vector<int64_t>& chunk_layers, int64_t pp) {
   std::vector<int64_t> stages(static_cast<std::size_t>(std::max<int64_t>(pp, 1)), 0);
   for (std::size_t i = 0; i < chunk_layers.size(); ++i) {

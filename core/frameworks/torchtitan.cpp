@@ -40,6 +40,8 @@ extern constexpr FrameworkDescription kTorchtitan = {
                         .schedules = schedule_set({ScheduleKind::OneFOneB,
                                                    ScheduleKind::Interleaved, ScheduleKind::Gpipe}),
                         .ddp_only_alone = true,
+                        // v0.2.2 runs etp 1 or tp only (ParallelDims: "Currently we only
+                        // support ETP=TP or ETP=1").
                         .ep_within_sharded_ranks = true,
                         .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,

@@ -131,6 +131,26 @@ TEST(FrameworkSupport, ExpertParallelismOnlyOverTheShardedRanksWhereTheFramework
     expect_verdict(*d, p, !s.ep_within_sharded_ranks, "framework-ep-outside-sharded-ranks");
     p.zero_shard_size = 4;
     expect_verdict(*d, p, true, "experts over a shard group of 4");
+    // Replicated data parallelism (DDP) shards nothing to take experts from.
+    if (s.allows_zero_stage(0)) {
+      ParallelPlan ddp;
+      ddp.zero_stage = 0;
+      ddp.dp = 4;
+      ddp.ep = 2;
+      expect_verdict(*d, ddp, !s.ep_within_sharded_ranks, "framework-ep-outside-sharded-ranks");
+    }
+    // Experts without tensor parallelism take the tensor-parallel ranks too: 4 x 2.
+    if (!s.tp) continue;
+    p.zero_shard_size = 0;
+    p.dp = 4;
+    p.tp = 2;
+    p.ep = 8;
+    p.etp = 1;
+    EXPECT_EQ(PlannerSupport::expert_parallel_rank_pool(p), 8);
+    expect_verdict(*d, p, true, "ep 8 over dp 4 x tp 2");
+    p.etp = 2;
+    EXPECT_EQ(PlannerSupport::expert_parallel_rank_pool(p), 4);
+    expect_verdict(*d, p, !s.ep_within_sharded_ranks, "framework-ep-outside-sharded-ranks");
   }
   EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.ep_within_sharded_ranks);
 }

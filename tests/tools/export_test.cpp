@@ -483,7 +483,7 @@ TEST(Export, FrameworkDescriptionsNameRealFormatsAndOthersGetANote) {
 // format, the plans the planner ranks first (with `parplan plan`'s memory headroom) export in
 // each of the framework's formats without a refusal of a plan key (a model the framework does
 // not ship is the job's, not the planner's: the same refusal for every plan). Dense
-// and MoE, A100 to GB200, 8 to 1,024 GPUs. Twelve searches per framework: CI runs it in its
+// and MoE, A100 to GB200, 8 to 1,024 GPUs. 24 searches per framework: CI runs it in its
 // Release build (RELEASE_CASES in tests/tools/CMakeLists.txt).
 TEST(Export, EveryFrameworksRecommendedPlansExportWithoutAPlanRefusal) {
   const std::vector<std::string> setups = {
@@ -521,9 +521,9 @@ TEST(Export, EveryFrameworksRecommendedPlansExportWithoutAPlanRefusal) {
     options.max_memory_fraction = planner::recommended_max_memory_fraction();
     options.threads = 2;
   }
+  std::set<std::string> job_refusals;  // "framework model format: key"
   for (const FrameworkDescription* d : all_frameworks()) {
     if (d->export_formats.empty()) continue;
-    int exported = 0;
     for (const std::string& setup : setups) {
       const Job base =
           job_from(R"({"framework": ")" + std::string(d->name) + R"(", )" + setup + "}");
@@ -546,14 +546,29 @@ TEST(Export, EveryFrameworksRecommendedPlansExportWithoutAPlanRefusal) {
                   << where << " refuses " << refusal->key << " " << refusal->found;
             }
             const std::string key = refusal ? refusal->key : "";
-            exported += key.empty();
             EXPECT_EQ(outcome.try_emplace(std::string(name), key).first->second, key) << where;
+            if (refusal) {
+              job_refusals.insert(std::string(d->name) + " " + job.model.name + " " +
+                                  std::string(name) + ": " + key);
+            }
           }
         }
       }
     }
-    EXPECT_GT(exported, 0) << d->name;
   }
+  // What the frameworks cannot run whatever the plan: Megatron-Core has no ALiBi; torchtitan
+  // ships Llama 3, DeepSeek-V3 and Qwen3 (its model registry), not the others.
+  EXPECT_EQ(job_refusals, (std::set<std::string>{
+                              "megatron-core bloom-176b megatron: model.position_embedding",
+                              "megatron-core bloom-176b nemo: model.position_embedding",
+                              "megatron-lm bloom-176b megatron: model.position_embedding",
+                              "torchtitan bloom-176b torchtitan: model",
+                              "torchtitan gpt3-175b torchtitan: model",
+                              "torchtitan mixtral-8x22b torchtitan: model",
+                              "torchtitan mixtral-8x7b torchtitan: model",
+                              "torchtitan nemotron4-340b torchtitan: model",
+                              "torchtitan qwen2.5-72b torchtitan: model",
+                          }));
 }
 
 // torchtitan spreads experts over FSDP's shard group x cp (parallel_dims.py): ep 4 over shards

@@ -270,8 +270,8 @@ std::optional<ExportRefusal> launch::torchtitan_shared_refusal(const Job& job) {
     const int64_t pool = PlannerSupport::expert_parallel_rank_pool(p);
     return ExportRefusal{
         "plan.ep", std::to_string(p.ep),
-        "a divisor of data_parallel_shard_degree x cp x tp (experts without tensor "
-        "parallelism) = " +
+        std::string("a divisor of data_parallel_shard_degree x cp") +
+            (p.expert_tp() == 1 ? " x tp (experts without tensor parallelism)" : "") + " = " +
             std::to_string(pool),
         support.rejects_ep_outside_sharded_ranks(nearest) ? std::nullopt
                                                           : std::optional<ParallelPlan>(nearest),
