@@ -249,9 +249,11 @@ std::optional<ExportRefusal> launch::torchtitan_shared_refusal(const Job& job) {
                          "0 (DDP), 2 or 3 (FSDP2): it has no optimizer-only sharding", nearest,
                          "plan.zero_stage 2"};
   }
+  // The planner's rules for torchtitan (core/frameworks/torchtitan.cpp) are its refusals too.
+  const PlannerSupport& support = framework_info(Framework::Torchtitan).planner_support;
   // models/llama3/infra/parallelize.py: DDP only when data parallelism is the only one
   // ("DDP has not supported > 1D parallelism"); with tp, pp or cp it must be FSDP2.
-  if (p.zero_stage == 0 && p.dp > 1 && p.tp * p.pp * p.cp > 1) {
+  if (support.rejects_ddp_beside(p)) {
     ParallelPlan nearest = p;
     nearest.zero_stage = 2;
     return ExportRefusal{"plan.zero_stage",
@@ -262,7 +264,6 @@ std::optional<ExportRefusal> launch::torchtitan_shared_refusal(const Job& job) {
   }
   // distributed/parallel_dims.py: experts are spread over dp_shard x cp (x tp for experts
   // without tensor parallelism), PlannerSupport::ep_within_sharded_ranks.
-  const PlannerSupport& support = framework_info(Framework::Torchtitan).planner_support;
   if (support.rejects_ep_outside_sharded_ranks(p)) {
     ParallelPlan nearest = p;
     nearest.zero_stage = 3;
