@@ -16,6 +16,7 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
   if (!s.allows_zero_stage(p.zero_stage)) return "framework-zero-stage";
   if (s.rejects_ddp_beside(p)) return "framework-ddp-beside-model-parallelism";
   if (s.rejects_ep_outside_sharded_ranks(p)) return "framework-ep-outside-sharded-ranks";
+  if (s.rejects_expert_tp(p)) return "framework-expert-tp";
   if (p.pp > 1 && !s.allows_schedule(p.schedule)) return "framework-schedule";
   if (!s.selective_recompute && p.recompute == Recompute::Selective) return "framework-recompute";
   if (!s.activation_offload && p.offload_activation_layers > 0) return "framework-offload";

@@ -40,9 +40,10 @@ extern constexpr FrameworkDescription kTorchtitan = {
                         .schedules = schedule_set({ScheduleKind::OneFOneB,
                                                    ScheduleKind::Interleaved, ScheduleKind::Gpipe}),
                         .ddp_only_alone = true,
+                        .ep_within_sharded_ranks = true,
                         // v0.2.2 runs etp 1 or tp only (ParallelDims: "Currently we only
                         // support ETP=TP or ETP=1").
-                        .ep_within_sharded_ranks = true,
+                        .expert_tp_one_or_tp = true,
                         .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,
     .export_formats = kExportFormats,

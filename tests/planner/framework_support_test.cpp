@@ -155,6 +155,29 @@ TEST(FrameworkSupport, ExpertParallelismOnlyOverTheShardedRanksWhereTheFramework
   EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.ep_within_sharded_ranks);
 }
 
+// Expert tensor parallelism other than 1 or tp with expert parallelism: rejected where the
+// framework runs only those (torchtitan), never without expert parallelism.
+TEST(FrameworkSupport, ExpertTensorParallelismOfOneOrTpWhereTheFrameworkSaysSo) {
+  for (const FrameworkDescription* d : all_frameworks()) {
+    const PlannerSupport& s = d->planner_support;
+    if (!s.ep || !s.tp || !s.allows_zero_stage(3)) continue;
+    ParallelPlan p;
+    p.dp = 4;
+    p.tp = 4;
+    p.ep = 4;
+    p.zero_stage = 3;
+    for (const int64_t etp : {1, 4}) {
+      p.etp = etp;
+      expect_verdict(*d, p, true, "etp 1 or tp");
+    }
+    p.etp = 2;
+    expect_verdict(*d, p, !s.expert_tp_one_or_tp, "framework-expert-tp");
+    p.ep = 1;
+    expect_verdict(*d, p, true, "no expert parallelism");
+  }
+  EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.expert_tp_one_or_tp);
+}
+
 TEST(FrameworkSupport, APlanUsingEverythingTheFrameworkSupportsPasses) {
   for (const FrameworkDescription* d : all_frameworks()) {
     const PlannerSupport& s = d->planner_support;

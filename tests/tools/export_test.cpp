@@ -692,6 +692,37 @@ TEST(Export, TorchtitanMainNamesAreDocumented) {
   const auto ds = tools::torchtitan_main_refusal(deepseek);
   ASSERT_TRUE(ds.has_value());
   EXPECT_EQ(ds->key, "plan.ep");
+  // Its nearest plan runs the experts without tensor parallelism, and main exports it.
+  ASSERT_TRUE(ds->nearest.has_value());
+  EXPECT_EQ(ds->nearest->etp, 1);
+  Job nearest = deepseek;
+  nearest.plan = *ds->nearest;
+  EXPECT_FALSE(tools::torchtitan_main_refusal(nearest).has_value());
+}
+
+// v0.2.2's ParallelDims._validate: with ep > 1, "Currently we only support ETP=TP or ETP=1".
+TEST(Export, TorchtitanRunsExpertTensorParallelismOfOneOrTp) {
+  const std::string setup = R"("framework": "torchtitan", "model": "qwen3-30b-a3b",
+      "cluster": {"node": "dgx-h100", "num_nodes": 2},
+      "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": {"tp": 4, "ep": 4,
+      "zero_stage": 3, "micro_batch_size": 1, "etp": )";
+  const Job two = job_from("{" + setup + "2}}");
+  const auto refusal = tools::torchtitan_refusal(two);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->key, "plan.etp");
+  EXPECT_EQ(refusal->found, "2 with tp 4");
+  ASSERT_TRUE(refusal->nearest.has_value());
+  EXPECT_EQ(refusal->nearest->etp, 4);
+  Job nearest = two;
+  nearest.plan = *refusal->nearest;
+  EXPECT_FALSE(tools::torchtitan_refusal(nearest).has_value());
+  for (const char* etp : {"1", "4"}) {
+    EXPECT_FALSE(tools::torchtitan_refusal(job_from("{" + setup + etp + "}}")).has_value()) << etp;
+  }
+  // Without expert parallelism the experts are dense layers: torchtitan checks nothing.
+  Job no_ep = two;
+  no_ep.plan.ep = 1;
+  EXPECT_FALSE(tools::torchtitan_refusal(no_ep).has_value());
 }
 
 TEST(Export, MoeLayerPatternIsRunLengthEncoded) {

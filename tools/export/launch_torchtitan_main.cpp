@@ -105,13 +105,19 @@ std::optional<ExportRefusal> torchtitan_main_refusal(const Job& job) {
   // configs.py expert_parallel_degree: "EP borrows ranks from FSDP and TP", so experts run
   // without tensor parallelism.
   if (job.model.moe && p.ep > 1 && p.expert_tp() > 1) {
+    // The nearest plan runs the experts without tensor parallelism, where the shared rules
+    // (expert-parallel ranks) allow it.
+    Job nearest = job;
+    nearest.plan.etp = 1;
+    const bool nearest_runs = !launch::torchtitan_shared_refusal(nearest).has_value();
     return ExportRefusal{
         "plan.ep",
         std::to_string(p.ep) + " with expert tensor parallelism " + std::to_string(p.expert_tp()),
         "experts without tensor parallelism (expert parallelism takes its ranks "
         "from FSDP and TP); v0.2.2 has expert_tensor_parallel_degree "
         "(--torchtitan-version v0.2.2)",
-        std::nullopt, ""};
+        nearest_runs ? std::optional<ParallelPlan>(nearest.plan) : std::nullopt,
+        nearest_runs ? "plan.etp 1" : ""};
   }
   return std::nullopt;
 }
