@@ -8,6 +8,7 @@
 #include "core/job.h"
 #include "cost_models/moe_dispatch.h"
 #include "planner/search.h"
+#include "tests/tools/launch_rules_jobs.h"
 #include "tests/tools/qwen3_235b_job.h"
 #include "tests/tools/test_support.h"
 #include "tools/import/import_job.h"
@@ -17,18 +18,7 @@ namespace {
 
 using tools::ExportFormat;
 
-Job job_from(const std::string& text) {
-  return parse_job(parse_json(text, "job.json"), "job.json", PARPLAN_SOURCE_DIR,
-                   PlanCheck::EnforceIfGiven);
-}
-
-std::string job_text(const std::string& model, const std::string& node, int64_t nodes,
-                     int64_t batch, int64_t seq, const std::string& precision = "bf16") {
-  return R"({"model": ")" + model + R"(", "cluster": {"node": ")" + node + R"(", "num_nodes": )" +
-         std::to_string(nodes) + R"(}, "training": {"global_batch_size": )" +
-         std::to_string(batch) + R"(, "seq_length": )" + std::to_string(seq) +
-         R"(, "precision": ")" + precision + R"("}})";
-}
+Job job_from(const std::string& text) { return launch_job_from(text); }
 
 std::string error_of(ExportFormat format, const std::string& text, tools::ImportOptions o);
 

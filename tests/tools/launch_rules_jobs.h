@@ -1,7 +1,9 @@
 // Jobs shared by the launch-rules tests of Megatron-LM (megatron_rules_test.cpp) and
-// Megatron-Bridge (nemo_rules_test.cpp), which read the same pipeline split rules.
+// Megatron-Bridge (nemo_rules_test.cpp), which read the same pipeline split rules, and by the
+// import tests (import_test.cpp), which export the planner's plans and read them back.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,15 @@ namespace parplan::testing {
 inline Job launch_job_from(const std::string& text) {
   return parse_job(parse_json(text, "job.json"), "job.json", PARPLAN_SOURCE_DIR,
                    PlanCheck::EnforceIfGiven);
+}
+
+// A job file's text without a plan: a model preset on `nodes` nodes of a node preset.
+inline std::string job_text(const std::string& model, const std::string& node, int64_t nodes,
+                            int64_t batch, int64_t seq, const std::string& precision = "bf16") {
+  return R"({"model": ")" + model + R"(", "cluster": {"node": ")" + node + R"(", "num_nodes": )" +
+         std::to_string(nodes) + R"(}, "training": {"global_batch_size": )" +
+         std::to_string(batch) + R"(, "seq_length": )" + std::to_string(seq) +
+         R"(, "precision": ")" + precision + R"("}})";
 }
 
 // Llama 3.1 405B (126 layers) on 512 GB200 with 128 model chunks, whose end chunks hold only

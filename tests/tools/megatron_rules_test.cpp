@@ -195,14 +195,7 @@ void expect_megatron_accepts(const Job& job, const std::string& text) {
 }
 
 Job job_from(const std::string& text) { return testing::launch_job_from(text); }
-
-std::string job_text(const std::string& model, const std::string& node, int64_t nodes,
-                     int64_t batch, int64_t seq, const std::string& precision = "bf16") {
-  return R"({"model": ")" + model + R"(", "cluster": {"node": ")" + node + R"(", "num_nodes": )" +
-         std::to_string(nodes) + R"(}, "training": {"global_batch_size": )" +
-         std::to_string(batch) + R"(, "seq_length": )" + std::to_string(seq) +
-         R"(, "precision": ")" + precision + R"("}})";
-}
+using testing::job_text;
 
 // The planner's best plans, as `parplan plan` ranks them, export to launches Megatron accepts
 // (after --plan-nearest where the plan needs a schedule Megatron lacks).

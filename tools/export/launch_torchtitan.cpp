@@ -131,7 +131,7 @@ namespace {
 void parallelism(const Job& job, Toml& t) {
   const ParallelPlan& p = job.plan;
   t.section("parallelism");
-  const int64_t shard = p.zero_shard_size > 0 ? p.zero_shard_size : p.dp;
+  const int64_t shard = p.effective_zero_shard();
   switch (p.zero_stage) {
     case 0:
     case 1:  // refused: torchtitan_refusal
