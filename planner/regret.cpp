@@ -50,6 +50,7 @@ void count_and_hold_against_mfu(RegretSummary& summary, const HighestMfu& highes
     row.highest_measured_mfu_run = run_id;
     summary.within_threshold += !row.is_claim();
     summary.same_features_within_threshold += row.same_features_within_threshold();
+    summary.defensible_claims += row.claim_defensible();
     if (row.is_claim()) {
       ++summary.claims;
       summary.claims_within_measured_mfu += row.within_measured_mfu();
@@ -73,6 +74,7 @@ RegretSummary analyse_regret(const std::vector<MeasuredRun>& runs, int threads) 
     const MeasuredRun& run = runs[i];
     RunRegret row;
     row.run_index = i;
+    row.measured_step_time_s = run.reference_step_time_s;
     SearchResult all;
     try {
       row.published = cost::estimate_step(run.job);

@@ -126,6 +126,38 @@ TEST(Regret, TheBestPlanKeepsTheDefaultMemoryHeadroom) {
             fraction * job.cluster.node.gpu.memory_gib * kGiB * (1 + 1e-9));
   EXPECT_GE(row.best.estimate.step_time_s, fastest.estimate.step_time_s);
   EXPECT_EQ(row.regret, 0.0);  // the published plan is the faster of the two
+  // A best plan slower than the published one is no claim an expert could accept.
+  if (row.best.estimate.step_time_s > row.published.step_time_s) {
+    EXPECT_FALSE(row.claim_defensible());
+  }
+}
+
+// Issue 24's criterion: the best plan is predicted no slower than the published plan and at
+// most 15% faster than the run measured.
+TEST(Regret, AClaimIsDefensibleUpToFifteenPercentUnderTheMeasuredTime) {
+  Job job = small_job("dgx-h100", kStarvedPipeline);
+  SearchOptions search;
+  search.top_k = 1;
+  job.plan = search_plans(job, search).top.front().plan;
+  int expected = 0;
+  for (const double slowdown : {1.0, 1.1, 1.2}) {
+    const RegretSummary summary = analyse_regret({measured("best", job, slowdown)}, 1);
+    ASSERT_EQ(summary.runs.size(), 1u);
+    const RunRegret& row = summary.runs.front();
+    EXPECT_NEAR(row.claim_over_measured(), slowdown - 1.0, 1e-9);
+    const bool defensible = slowdown - 1.0 <= kDefensibleClaimOverMeasured;
+    EXPECT_EQ(row.claim_defensible(), defensible) << slowdown;
+    EXPECT_EQ(summary.defensible_claims, defensible ? 1 : 0);
+    expected += defensible;
+  }
+  EXPECT_EQ(expected, 2);
+  // Measured as predicted, a starved pipeline's claim over the measured time is its regret.
+  const Job starved = small_job("dgx-h100", kStarvedPipeline);
+  const RegretSummary summary = analyse_regret({measured("starved", starved, 1.0)}, 1);
+  ASSERT_EQ(summary.runs.size(), 1u);
+  const RunRegret& row = summary.runs.front();
+  EXPECT_NEAR(row.claim_over_measured(), row.regret, 1e-9);
+  EXPECT_EQ(row.claim_defensible(), row.regret <= kDefensibleClaimOverMeasured);
 }
 
 TEST(Regret, RunsThatCannotBePredictedAreSetAsideWithTheirError) {
