@@ -15,8 +15,9 @@ std::optional<std::string> unsupported_by_framework(Framework framework, const P
   if (!s.vpp && p.vpp > 1) return "framework-no-vpp";
   if (!s.allows_zero_stage(p.zero_stage)) return "framework-zero-stage";
   if (s.rejects_ddp_beside(p)) return "framework-ddp-beside-model-parallelism";
-  if (s.rejects_ep_outside_sharded_ranks(p)) return "framework-ep-outside-sharded-ranks";
+  // Expert tensor parallelism first: the expert-parallel rank pool assumes etp 1 or tp.
   if (s.rejects_expert_tp(p)) return "framework-expert-tp";
+  if (s.rejects_ep_outside_sharded_ranks(p)) return "framework-ep-outside-sharded-ranks";
   if (p.pp > 1 && !s.allows_schedule(p.schedule)) return "framework-schedule";
   if (!s.selective_recompute && p.recompute == Recompute::Selective) return "framework-recompute";
   if (!s.activation_offload && p.offload_activation_layers > 0) return "framework-offload";

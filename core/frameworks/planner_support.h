@@ -58,9 +58,10 @@ struct PlannerSupport {
   // the same ranks as dp_shard x cp x tp; main: "expert_parallel_degree must divide dp_shard *
   // cp * tp"): ep must divide that pool (expert_parallel_rank_pool).
   bool ep_within_sharded_ranks = false;
-  // Experts with expert parallelism run with the dense layers' tensor parallelism or none:
-  // expert tensor parallelism (ParallelPlan::expert_tp) 1 or tp (torchtitan v0.2.2's
-  // ParallelDims._validate: "Currently we only support ETP=TP or ETP=1" when ep > 1).
+  // Expert tensor parallelism (ParallelPlan::expert_tp) is the dense layers' tp, or 1 with
+  // expert parallelism: torchtitan v0.2.2's ParallelDims._validate ("Currently we only support
+  // ETP=TP or ETP=1" when ep > 1), and without expert parallelism its apply_moe_ep_tp puts the
+  // experts on the tensor-parallel mesh whatever etp says.
   bool expert_tp_one_or_tp = false;
   // Any count of layers per model chunk (ParallelPlan::layers_per_stage): Megatron-Core's
   // --pipeline-model-parallel-layout, torchtitan's module_fqns_per_model_part.
@@ -77,8 +78,8 @@ struct PlannerSupport {
     return ep_within_sharded_ranks && plan.ep > 1 && expert_parallel_rank_pool(plan) % plan.ep != 0;
   }
   bool rejects_expert_tp(const ParallelPlan& plan) const {
-    return expert_tp_one_or_tp && plan.ep > 1 && plan.expert_tp() != 1 &&
-           plan.expert_tp() != plan.tp;
+    const int64_t etp = plan.expert_tp();
+    return expert_tp_one_or_tp && etp != plan.tp && (plan.ep == 1 || etp != 1);
   }
   // The ranks ep_within_sharded_ranks takes experts from: FSDP's shard group (ZeRO 2 and 3;
   // 1 for replicated data parallelism) x cp x (tp when experts have no tensor parallelism).

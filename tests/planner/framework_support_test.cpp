@@ -155,8 +155,8 @@ TEST(FrameworkSupport, ExpertParallelismOnlyOverTheShardedRanksWhereTheFramework
   EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.ep_within_sharded_ranks);
 }
 
-// Expert tensor parallelism other than 1 or tp with expert parallelism: rejected where the
-// framework runs only those (torchtitan), never without expert parallelism.
+// Expert tensor parallelism other than tp, or than 1 or tp with expert parallelism: rejected
+// where the framework runs only those (torchtitan).
 TEST(FrameworkSupport, ExpertTensorParallelismOfOneOrTpWhereTheFrameworkSaysSo) {
   for (const FrameworkDescription* d : all_frameworks()) {
     const PlannerSupport& s = d->planner_support;
@@ -172,8 +172,17 @@ TEST(FrameworkSupport, ExpertTensorParallelismOfOneOrTpWhereTheFrameworkSaysSo) 
     }
     p.etp = 2;
     expect_verdict(*d, p, !s.expert_tp_one_or_tp, "framework-expert-tp");
+    // Named for the expert tensor parallelism even where ep also misses the rank pool.
+    p.ep = 8;
+    if (s.expert_tp_one_or_tp) expect_verdict(*d, p, false, "framework-expert-tp");
+    // Without expert parallelism the experts run on the tensor-parallel ranks: etp tp only.
     p.ep = 1;
-    expect_verdict(*d, p, true, "no expert parallelism");
+    p.etp = 4;
+    expect_verdict(*d, p, true, "no expert parallelism, etp tp");
+    for (const int64_t etp : {1, 2}) {
+      p.etp = etp;
+      expect_verdict(*d, p, !s.expert_tp_one_or_tp, "framework-expert-tp");
+    }
   }
   EXPECT_TRUE(framework_info(Framework::Torchtitan).planner_support.expert_tp_one_or_tp);
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "core/units.h"
 #include "planner/prediction_interval.h"
@@ -127,9 +128,9 @@ TEST(Regret, TheBestPlanKeepsTheDefaultMemoryHeadroom) {
   EXPECT_GE(row.best.estimate.step_time_s, fastest.estimate.step_time_s);
   EXPECT_EQ(row.regret, 0.0);  // the published plan is the faster of the two
   // A best plan slower than the published one is no claim an expert could accept.
-  if (row.best.estimate.step_time_s > row.published.step_time_s) {
-    EXPECT_FALSE(row.claim_defensible());
-  }
+  ASSERT_GT(row.best.estimate.step_time_s, row.published.step_time_s);
+  EXPECT_FALSE(row.claim_defensible());
+  EXPECT_EQ(summary.defensible_claims, 0);
 }
 
 // Issue 24's criterion: the best plan is predicted no slower than the published plan and at
@@ -139,25 +140,24 @@ TEST(Regret, AClaimIsDefensibleUpToFifteenPercentUnderTheMeasuredTime) {
   SearchOptions search;
   search.top_k = 1;
   job.plan = search_plans(job, search).top.front().plan;
-  int expected = 0;
-  for (const double slowdown : {1.0, 1.1, 1.2}) {
+  for (const auto& [slowdown, defensible] : {std::pair{1.0, true}, {1.1, true}, {1.2, false}}) {
     const RegretSummary summary = analyse_regret({measured("best", job, slowdown)}, 1);
     ASSERT_EQ(summary.runs.size(), 1u);
     const RunRegret& row = summary.runs.front();
     EXPECT_NEAR(row.claim_over_measured(), slowdown - 1.0, 1e-9);
-    const bool defensible = slowdown - 1.0 <= kDefensibleClaimOverMeasured;
     EXPECT_EQ(row.claim_defensible(), defensible) << slowdown;
     EXPECT_EQ(summary.defensible_claims, defensible ? 1 : 0);
-    expected += defensible;
   }
-  EXPECT_EQ(expected, 2);
-  // Measured as predicted, a starved pipeline's claim over the measured time is its regret.
+  // Measured as predicted, a starved pipeline's claim over the measured time is its regret,
+  // which its bubble puts above 15%.
   const Job starved = small_job("dgx-h100", kStarvedPipeline);
   const RegretSummary summary = analyse_regret({measured("starved", starved, 1.0)}, 1);
   ASSERT_EQ(summary.runs.size(), 1u);
   const RunRegret& row = summary.runs.front();
   EXPECT_NEAR(row.claim_over_measured(), row.regret, 1e-9);
-  EXPECT_EQ(row.claim_defensible(), row.regret <= kDefensibleClaimOverMeasured);
+  EXPECT_GT(row.regret, kDefensibleClaimOverMeasured);
+  EXPECT_FALSE(row.claim_defensible());
+  EXPECT_EQ(summary.defensible_claims, 0);
 }
 
 TEST(Regret, RunsThatCannotBePredictedAreSetAsideWithTheirError) {

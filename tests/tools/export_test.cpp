@@ -700,7 +700,8 @@ TEST(Export, TorchtitanMainNamesAreDocumented) {
   EXPECT_FALSE(tools::torchtitan_main_refusal(nearest).has_value());
 }
 
-// v0.2.2's ParallelDims._validate: with ep > 1, "Currently we only support ETP=TP or ETP=1".
+// v0.2.2's ParallelDims._validate: with ep > 1, "Currently we only support ETP=TP or ETP=1";
+// without expert parallelism the experts take tp.
 TEST(Export, TorchtitanRunsExpertTensorParallelismOfOneOrTp) {
   const std::string setup = R"("framework": "torchtitan", "model": "qwen3-30b-a3b",
       "cluster": {"node": "dgx-h100", "num_nodes": 2},
@@ -719,10 +720,43 @@ TEST(Export, TorchtitanRunsExpertTensorParallelismOfOneOrTp) {
   for (const char* etp : {"1", "4"}) {
     EXPECT_FALSE(tools::torchtitan_refusal(job_from("{" + setup + etp + "}}")).has_value()) << etp;
   }
-  // Without expert parallelism the experts are dense layers: torchtitan checks nothing.
+  // Without expert parallelism the experts run on the tensor-parallel mesh whatever etp says
+  // (apply_moe_ep_tp): etp tp only, nearest tp.
   Job no_ep = two;
   no_ep.plan.ep = 1;
+  for (const int64_t etp : {1, 2}) {
+    no_ep.plan.etp = etp;
+    const auto no_ep_refusal = tools::torchtitan_refusal(no_ep);
+    ASSERT_TRUE(no_ep_refusal.has_value()) << etp;
+    EXPECT_EQ(no_ep_refusal->key, "plan.etp");
+    ASSERT_TRUE(no_ep_refusal->nearest.has_value());
+    EXPECT_EQ(no_ep_refusal->nearest->etp, 4);
+  }
+  no_ep.plan.etp = 4;
   EXPECT_FALSE(tools::torchtitan_refusal(no_ep).has_value());
+  // ep 8 does not divide the 4 sharded ranks experts with tensor parallelism take: the nearest
+  // plan runs them without (etp 1 over dp 4 x tp 4).
+  Job wide = two;
+  wide.plan.ep = 8;
+  const auto wide_refusal = tools::torchtitan_refusal(wide);
+  ASSERT_TRUE(wide_refusal.has_value());
+  EXPECT_EQ(wide_refusal->key, "plan.etp");
+  ASSERT_TRUE(wide_refusal->nearest.has_value());
+  EXPECT_EQ(wide_refusal->nearest->etp, 1);
+  Job wide_nearest = wide;
+  wide_nearest.plan = *wide_refusal->nearest;
+  EXPECT_FALSE(tools::torchtitan_refusal(wide_nearest).has_value());
+  // torchtitan main has no expert tensor parallelism: its nearest plan is etp 1, which it runs.
+  for (const Job& job : {two, wide}) {
+    const auto main_refusal = tools::torchtitan_main_refusal(job);
+    ASSERT_TRUE(main_refusal.has_value());
+    EXPECT_EQ(main_refusal->key, "plan.ep");
+    ASSERT_TRUE(main_refusal->nearest.has_value());
+    EXPECT_EQ(main_refusal->nearest->etp, 1);
+    Job nearest_main = job;
+    nearest_main.plan = *main_refusal->nearest;
+    EXPECT_FALSE(tools::torchtitan_main_refusal(nearest_main).has_value());
+  }
 }
 
 TEST(Export, MoeLayerPatternIsRunLengthEncoded) {

@@ -263,14 +263,16 @@ std::optional<ExportRefusal> launch::torchtitan_shared_refusal(const Job& job) {
                          nearest, "plan.zero_stage 2"};
   }
   // distributed/parallel_dims.py (v0.2.2 _validate): with ep > 1, expert tensor parallelism 1
-  // or tp; the nearest keeps tp for the experts where the expert-parallel ranks allow it.
+  // or tp; without, apply_moe_ep_tp (models/llama4/infra/parallelize.py) runs the experts on the
+  // tensor-parallel mesh. The nearest keeps tp for the experts where the expert-parallel ranks
+  // allow it.
   if (support.rejects_expert_tp(p)) {
     ParallelPlan nearest = p;
     nearest.etp = p.tp;
     if (support.rejects_ep_outside_sharded_ranks(nearest)) nearest.etp = 1;
     return ExportRefusal{"plan.etp",
                          std::to_string(p.expert_tp()) + " with tp " + std::to_string(p.tp),
-                         "1 or tp (" + std::to_string(p.tp) + ") with expert parallelism", nearest,
+                         "tp (" + std::to_string(p.tp) + "), or 1 with expert parallelism", nearest,
                          "plan.etp " + std::to_string(nearest.etp)};
   }
   // distributed/parallel_dims.py: experts are spread over dp_shard x cp (x tp for experts

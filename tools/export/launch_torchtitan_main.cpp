@@ -98,28 +98,24 @@ std::string parallelism(const Job& job) {
 }  // namespace
 
 std::optional<ExportRefusal> torchtitan_main_refusal(const Job& job) {
-  // Main runs DeepEP and HybridEP for every MoE model parplan matches (qwen3, deepseek_v3:
-  // model_registry(moe_comm_backend=...)), so v0.2.2's dispatcher refusal does not apply.
-  if (auto refusal = launch::torchtitan_shared_refusal(job)) return refusal;
   const ParallelPlan& p = job.plan;
   // configs.py expert_parallel_degree: "EP borrows ranks from FSDP and TP", so experts run
-  // without tensor parallelism.
+  // without tensor parallelism (main has no expert tensor-parallel key). Checked before the
+  // rules shared with v0.2.2, whose expert-tp and expert-rank rules assume v0.2.2's etp.
   if (job.model.moe && p.ep > 1 && p.expert_tp() > 1) {
-    // The nearest plan runs the experts without tensor parallelism, where the shared rules
-    // (expert-parallel ranks) allow it.
-    Job nearest = job;
-    nearest.plan.etp = 1;
-    const bool nearest_runs = !launch::torchtitan_shared_refusal(nearest).has_value();
+    ParallelPlan nearest = p;
+    nearest.etp = 1;
     return ExportRefusal{
         "plan.ep",
         std::to_string(p.ep) + " with expert tensor parallelism " + std::to_string(p.expert_tp()),
         "experts without tensor parallelism (expert parallelism takes its ranks "
         "from FSDP and TP); v0.2.2 has expert_tensor_parallel_degree "
         "(--torchtitan-version v0.2.2)",
-        nearest_runs ? std::optional<ParallelPlan>(nearest.plan) : std::nullopt,
-        nearest_runs ? "plan.etp 1" : ""};
+        nearest, "plan.etp 1"};
   }
-  return std::nullopt;
+  // Main runs DeepEP and HybridEP for every MoE model parplan matches (qwen3, deepseek_v3:
+  // model_registry(moe_comm_backend=...)), so v0.2.2's dispatcher refusal does not apply.
+  return launch::torchtitan_shared_refusal(job);
 }
 
 std::string export_torchtitan_main(const Job& job) {
