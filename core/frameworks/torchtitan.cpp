@@ -41,8 +41,9 @@ extern constexpr FrameworkDescription kTorchtitan = {
                                                    ScheduleKind::Interleaved, ScheduleKind::Gpipe}),
                         .ddp_only_alone = true,
                         .ep_within_sharded_ranks = true,
-                        // v0.2.2 runs etp 1 or tp only (ParallelDims: "Currently we only
-                        // support ETP=TP or ETP=1").
+                        // v0.2.2 runs experts with tp, or with etp 1 when ep > 1
+                        // (ParallelDims: "Currently we only support ETP=TP or ETP=1";
+                        // apply_moe_ep_tp without ep).
                         .expert_tp_one_or_tp = true,
                         .explicit_layer_split = true},
     .cost_traits = torchtitan_cost_traits,

@@ -633,6 +633,20 @@ std::vector<std::pair<std::string, std::string>> python_names(const std::string&
 
 // torchtitan main: every name is in the list from b5bcd76c; the version is named; batches are
 // in tokens; main refuses experts with tensor parallelism.
+// `refuse` (torchtitan_refusal or torchtitan_main_refusal) refuses `job` on `key`, names a
+// nearest plan with expert tensor parallelism `etp`, and accepts that plan.
+using Refusal = std::optional<tools::ExportRefusal> (*)(const Job&);
+void expect_nearest_etp_runs(Refusal refuse, const Job& job, const std::string& key, int64_t etp) {
+  const auto refusal = refuse(job);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->key, key);
+  ASSERT_TRUE(refusal->nearest.has_value());
+  EXPECT_EQ(refusal->nearest->etp, etp);
+  Job nearest = job;
+  nearest.plan = *refusal->nearest;
+  EXPECT_FALSE(refuse(nearest).has_value());
+}
+
 TEST(Export, TorchtitanMainNamesAreDocumented) {
   const FlagList list = load_list("torchtitan_main_keys.txt");
   int exported = 0;
@@ -689,15 +703,8 @@ TEST(Export, TorchtitanMainNamesAreDocumented) {
   EXPECT_EQ(tools::torchtitan_main_refusal(variant_jobs().at("mixtral-ep"))->key, "model");
   Job deepseek = variant_jobs().at("deepseek-v3");
   deepseek.plan.zero_stage = 3;  // past the ZeRO-1 refusal
-  const auto ds = tools::torchtitan_main_refusal(deepseek);
-  ASSERT_TRUE(ds.has_value());
-  EXPECT_EQ(ds->key, "plan.ep");
   // Its nearest plan runs the experts without tensor parallelism, and main exports it.
-  ASSERT_TRUE(ds->nearest.has_value());
-  EXPECT_EQ(ds->nearest->etp, 1);
-  Job nearest = deepseek;
-  nearest.plan = *ds->nearest;
-  EXPECT_FALSE(tools::torchtitan_main_refusal(nearest).has_value());
+  expect_nearest_etp_runs(tools::torchtitan_main_refusal, deepseek, "plan.ep", 1);
 }
 
 // v0.2.2's ParallelDims._validate: with ep > 1, "Currently we only support ETP=TP or ETP=1";
@@ -708,15 +715,9 @@ TEST(Export, TorchtitanRunsExpertTensorParallelismOfOneOrTp) {
       "training": {"global_batch_size": 64, "seq_length": 4096}, "plan": {"tp": 4, "ep": 4,
       "zero_stage": 3, "micro_batch_size": 1, "etp": )";
   const Job two = job_from("{" + setup + "2}}");
-  const auto refusal = tools::torchtitan_refusal(two);
-  ASSERT_TRUE(refusal.has_value());
-  EXPECT_EQ(refusal->key, "plan.etp");
-  EXPECT_EQ(refusal->found, "2 with tp 4");
-  ASSERT_TRUE(refusal->nearest.has_value());
-  EXPECT_EQ(refusal->nearest->etp, 4);
-  Job nearest = two;
-  nearest.plan = *refusal->nearest;
-  EXPECT_FALSE(tools::torchtitan_refusal(nearest).has_value());
+  ASSERT_TRUE(tools::torchtitan_refusal(two).has_value());
+  EXPECT_EQ(tools::torchtitan_refusal(two)->found, "2 with tp 4");
+  expect_nearest_etp_runs(tools::torchtitan_refusal, two, "plan.etp", 4);
   for (const char* etp : {"1", "4"}) {
     EXPECT_FALSE(tools::torchtitan_refusal(job_from("{" + setup + etp + "}}")).has_value()) << etp;
   }
@@ -725,12 +726,9 @@ TEST(Export, TorchtitanRunsExpertTensorParallelismOfOneOrTp) {
   Job no_ep = two;
   no_ep.plan.ep = 1;
   for (const int64_t etp : {1, 2}) {
+    SCOPED_TRACE(etp);
     no_ep.plan.etp = etp;
-    const auto no_ep_refusal = tools::torchtitan_refusal(no_ep);
-    ASSERT_TRUE(no_ep_refusal.has_value()) << etp;
-    EXPECT_EQ(no_ep_refusal->key, "plan.etp");
-    ASSERT_TRUE(no_ep_refusal->nearest.has_value());
-    EXPECT_EQ(no_ep_refusal->nearest->etp, 4);
+    expect_nearest_etp_runs(tools::torchtitan_refusal, no_ep, "plan.etp", 4);
   }
   no_ep.plan.etp = 4;
   EXPECT_FALSE(tools::torchtitan_refusal(no_ep).has_value());
@@ -738,24 +736,11 @@ TEST(Export, TorchtitanRunsExpertTensorParallelismOfOneOrTp) {
   // plan runs them without (etp 1 over dp 4 x tp 4).
   Job wide = two;
   wide.plan.ep = 8;
-  const auto wide_refusal = tools::torchtitan_refusal(wide);
-  ASSERT_TRUE(wide_refusal.has_value());
-  EXPECT_EQ(wide_refusal->key, "plan.etp");
-  ASSERT_TRUE(wide_refusal->nearest.has_value());
-  EXPECT_EQ(wide_refusal->nearest->etp, 1);
-  Job wide_nearest = wide;
-  wide_nearest.plan = *wide_refusal->nearest;
-  EXPECT_FALSE(tools::torchtitan_refusal(wide_nearest).has_value());
+  expect_nearest_etp_runs(tools::torchtitan_refusal, wide, "plan.etp", 1);
   // torchtitan main has no expert tensor parallelism: its nearest plan is etp 1, which it runs.
   for (const Job& job : {two, wide}) {
-    const auto main_refusal = tools::torchtitan_main_refusal(job);
-    ASSERT_TRUE(main_refusal.has_value());
-    EXPECT_EQ(main_refusal->key, "plan.ep");
-    ASSERT_TRUE(main_refusal->nearest.has_value());
-    EXPECT_EQ(main_refusal->nearest->etp, 1);
-    Job nearest_main = job;
-    nearest_main.plan = *main_refusal->nearest;
-    EXPECT_FALSE(tools::torchtitan_main_refusal(nearest_main).has_value());
+    SCOPED_TRACE(job.plan.ep);
+    expect_nearest_etp_runs(tools::torchtitan_main_refusal, job, "plan.ep", 1);
   }
 }
 
