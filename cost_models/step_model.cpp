@@ -75,34 +75,48 @@ bool gathers_per_layer(const ParallelPlan& plan, const FrameworkTraits& traits) 
   return plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
 }
 
-// ZeRO-3 / FSDP collectives of one layer of a stage over the shard group: each layer's
+// ZeRO-3 / FSDP collectives of one layer of a stage over the shard groups: each layer's
 // weights are gathered before its forward and again before its backward, and its gradients
-// reduce-scattered after (zero when the weights are not gathered per layer).
+// reduce-scattered after (zero when the weights are not gathered per layer). Routed experts
+// are sharded over the expert-data-parallel group (parameter_layout.cpp, expert_shard_group)
+// and gathered and reduced there, beside the dense weights over the data-parallel group
+// (Megatron-FSDP and torchtitan's FSDP2 shard experts over expert-dp alike).
 FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& stage,
                            bool per_layer_fsdp) {
   FsdpCosts fsdp;
   if (!per_layer_fsdp || stage.num_layers == 0) return fsdp;
   const ParallelPlan& plan = *ctx.plan;
   const NodeSpec& node = *ctx.node;
-  const GroupPlacement shard_group =
+  const GroupPlacement dense_group =
       plan.zero_shard_size > 0 ? place_strided(plan.zero_shard_size, plan.tp, node, plan.num_gpus())
                                : data_parallel_group(plan, node, ctx.traits);
+  const GroupPlacement expert_group =
+      place_strided(stage.expert_shard_group, plan.ep * plan.expert_tp(), node, plan.num_gpus());
   const double layers = std::max<double>(1.0, static_cast<double>(stage.num_layers));
   const double layer_dense = (stage.dense_params - stage.embedding_params) / layers;
+  const double layer_expert = stage.expert_params / layers;  // averaged over the stage's layers
   const double bpv = activation_bytes(ctx.training->precision);
   // A framework that moves parameters in buckets issues one collective per bucket, each
   // paying the collective's latency over the whole shard group.
-  auto bucketed = [&](Collective op, double params, double bytes_per_param, double bucket) {
+  auto bucketed = [&](Collective op, const GroupPlacement& group, double params,
+                      double bytes_per_param, double bucket) {
+    if (params <= 0 || group.size <= 1) return 0.0;
     const double collectives = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
     return collectives *
-           collective_cost(node, op, shard_group, params * bytes_per_param / collectives).time_s;
+           collective_cost(node, op, group, params * bytes_per_param / collectives).time_s;
   };
-  fsdp.gather_s =
-      bucketed(Collective::AllGather, layer_dense, bpv, ctx.traits.fsdp_gather_bucket_params);
+  const double gather_bucket = ctx.traits.fsdp_gather_bucket_params;
+  const double reduce_bucket = ctx.traits.fsdp_reduce_bucket_params;
+  fsdp.gather_s = bucketed(Collective::AllGather, dense_group, layer_dense, bpv, gather_bucket) +
+                  bucketed(Collective::AllGather, expert_group, layer_expert, bpv, gather_bucket);
   const bool lora = ctx.training->method == TrainingMethod::Lora;
-  const double layer_trainable = lora ? stage.adapter_params / layers : layer_dense;
-  fsdp.reduce_s = bucketed(Collective::ReduceScatter, layer_trainable, ctx.traits.grad_reduce_bytes,
-                           ctx.traits.fsdp_reduce_bucket_params);
+  const double grad_bytes = ctx.traits.grad_reduce_bytes;
+  fsdp.reduce_s = lora ? bucketed(Collective::ReduceScatter, dense_group,
+                                  stage.adapter_params / layers, grad_bytes, reduce_bucket)
+                       : bucketed(Collective::ReduceScatter, dense_group, layer_dense, grad_bytes,
+                                  reduce_bucket) +
+                             bucketed(Collective::ReduceScatter, expert_group, layer_expert,
+                                      grad_bytes, reduce_bucket);
   fsdp.recompute_regather_share =
       recompute_regather_share(*ctx.model, ctx.traits.zero3_max_reuse_distance_params);
   return fsdp;

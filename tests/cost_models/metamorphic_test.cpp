@@ -3,7 +3,8 @@
 // (issue 24 point 6): more tokens made a step faster, model FLOPs followed the plan, a
 // context-parallel ring hop paid a tree's latency, hybrid ZeRO-3 skipped the replicas'
 // gradient all-reduce, the expert tensor-parallel size flipped with no key, per-expert GEMMs
-// paid a launch and a tile each, and ZeRO-3 gathered experts it did not shard.
+// paid a launch and a tile each, ZeRO-3 gathered experts it did not shard, and ZeRO-3 moved
+// none of the experts it did shard.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -234,6 +235,27 @@ TEST(Metamorphic, ZeroThreeNeverGathersWhatItDoesNotShard) {
     return estimate_memory(job).peak_bytes;
   };
   EXPECT_LE(peak(3), peak(2));
+}
+
+TEST(Metamorphic, ZeroThreeMovesEveryParameterItShards) {
+  // Qwen3-30B-A3B on 64 GPUs, ZeRO-3 under DeepSpeed's blocking fetch (every gather and
+  // reduce-scatter exposed): at ep 64 each GPU holds its two experts whole, at ep 8 its 16
+  // experts are sharded over an expert-data-parallel group of 8 and must be gathered before
+  // each use and their gradients reduce-scattered, as the dense weights are over dp. The
+  // experts are about 3.5 times the dense weights per GPU, so sharding them must cost more
+  // than the dense traffic alone (they once cost nothing: a ZeRO-3 plan's expert gradients
+  // were never reduced).
+  auto fsdp = [](int64_t ep) {
+    const Job job = job_from(
+        job_text("qwen3-30b-a3b", 8, 512, 4096,
+                 R"({"tp": 1, "pp": 1, "zero_stage": 3, "ep": )" + std::to_string(ep) + "}",
+                 R"(, "framework": "deepspeed")"));
+    return estimate_step(job).breakdown.fsdp_comm;
+  };
+  const double sharded_experts = fsdp(8);
+  const double whole_experts = fsdp(64);
+  EXPECT_GT(whole_experts, 0.0);
+  EXPECT_GT(sharded_experts, 2 * whole_experts) << sharded_experts << " vs " << whole_experts;
 }
 
 }  // namespace
