@@ -1,6 +1,7 @@
 #include "cost_models/data_parallel_update.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 
@@ -13,9 +14,17 @@ namespace parplan::cost {
 
 namespace {
 
-// Megatron-Core DDP bucket: at least 40M parameters (distributed.DistributedDataParallelConfig
-// bucket_size = max(40000000, 1000000 * dp)); the last bucket of a chunk cannot overlap.
-constexpr double kGradBucketParams = 40e6;
+// A reduction or gather of a stage's `params` over `group` in buckets: one collective per
+// bucket of each of its vpp model chunks, each paying the collective's latency (a ring's hop
+// latencies over every rank of the group).
+double bucketed_collective_s(const NodeSpec& node, const FrameworkTraits& traits, int64_t vpp,
+                             Collective op, const GroupPlacement& group, double params,
+                             double bytes_per_param) {
+  if (params <= 0 || group.size <= 1) return 0.0;
+  const double chunks = static_cast<double>(std::max<int64_t>(1, vpp));
+  const double buckets = chunks * dp_buckets_per_chunk(traits, group.size, params / chunks);
+  return buckets * collective_cost(node, op, group, params * bytes_per_param / buckets).time_s;
+}
 
 // Parameters a stage trains: everything, or only the adapters under LoRA.
 struct TrainableParams {
@@ -68,18 +77,16 @@ StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const Frame
   StageComm comm;
   const Collective reduce =
       plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
-  comm.reduce_s =
-      collective_cost(node, reduce, groups.dense, trainable.dense * traits.grad_reduce_bytes)
-          .time_s +
-      collective_cost(node, reduce, groups.expert, trainable.expert * traits.grad_reduce_bytes)
-          .time_s;
+  comm.reduce_s = bucketed_collective_s(node, traits, plan.vpp, reduce, groups.dense,
+                                        trainable.dense, traits.grad_reduce_bytes) +
+                  bucketed_collective_s(node, traits, plan.vpp, reduce, groups.expert,
+                                        trainable.expert, traits.grad_reduce_bytes);
   if (plan.zero_stage >= 1) {
-    comm.gather_s = collective_cost(node, Collective::AllGather, groups.dense,
-                                    trainable.dense * groups.param_gather_bytes)
-                        .time_s +
-                    collective_cost(node, Collective::AllGather, groups.expert,
-                                    trainable.expert * groups.param_gather_bytes)
-                        .time_s;
+    comm.gather_s =
+        bucketed_collective_s(node, traits, plan.vpp, Collective::AllGather, groups.dense,
+                              trainable.dense, groups.param_gather_bytes) +
+        bucketed_collective_s(node, traits, plan.vpp, Collective::AllGather, groups.expert,
+                              trainable.expert, groups.param_gather_bytes);
   }
   return comm;
 }
@@ -109,7 +116,7 @@ StageComm replica_all_reduce(const ParallelPlan& plan, const NodeSpec& node,
 // backward pass (one channel, chunks in the order their last backward starts; the last bucket
 // of each chunk waits for the end of that backward).
 double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s, double reduce_s,
-                                  double trainable_params) {
+                                  double last_bucket) {
   const std::vector<double>& starts = pipeline.last_backward_start_s[s];
   const std::vector<double>& ends = pipeline.last_backward_end_s[s];
   const auto vpp = static_cast<int64_t>(starts.size());
@@ -117,8 +124,6 @@ double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s, dou
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
             [&](int64_t a, int64_t b) { return starts[a] < starts[b]; });
-  const double params_per_chunk = trainable_params / static_cast<double>(vpp);
-  const double last_bucket = std::min(1.0, kGradBucketParams / std::max(1.0, params_per_chunk));
   double channel = 0;
   for (int64_t c : order) {
     const double comm = reduce_s / static_cast<double>(vpp);
@@ -152,6 +157,13 @@ double updated_params(const StageParameters& sp, const ParallelPlan& plan,
 
 }  // namespace
 
+double dp_buckets_per_chunk(const FrameworkTraits& traits, int64_t group_size,
+                            double params_per_chunk) {
+  const double bucket = std::max(
+      traits.dp_bucket_params, traits.dp_bucket_params_per_rank * static_cast<double>(group_size));
+  return bucket > 0 ? std::max(1.0, std::ceil(params_per_chunk / bucket)) : 1.0;
+}
+
 GroupPlacement data_parallel_group(const ParallelPlan& plan, const NodeSpec& node,
                                    const FrameworkTraits& traits) {
   return place_group(plan, node,
@@ -177,10 +189,15 @@ DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& t
     const StageComm comm = per_layer_fsdp ? replica_all_reduce(plan, node, traits, sp, trainable)
                                           : stage_comm(plan, node, traits, groups, trainable);
     const double finish = pipeline.finish_s[s];
-    const double end = traits.overlap_dp_grad_reduce && comm.reduce_s > 0
-                           ? overlapped_reduction_end_s(pipeline, s, comm.reduce_s,
-                                                        trainable.dense + trainable.expert)
-                           : finish + comm.reduce_s;
+    // Each chunk's last bucket waits for the end of its backward; the gather's first bucket
+    // waits for the optimizer step.
+    const double chunk_buckets =
+        dp_buckets_per_chunk(traits, groups.dense.size,
+                             (trainable.dense + trainable.expert) / static_cast<double>(plan.vpp));
+    const double end =
+        traits.overlap_dp_grad_reduce && comm.reduce_s > 0
+            ? overlapped_reduction_end_s(pipeline, s, comm.reduce_s, 1.0 / chunk_buckets)
+            : finish + comm.reduce_s;
     double& exposed = out.exposed_s[s];
     exposed = end - finish;
     // Gradient reduction hidden under the last backward passes slows them by the SMs it holds.
@@ -188,8 +205,7 @@ DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& t
     // Prefetched under compute, the parameter all-gather exposes only its first bucket.
     const double gather_exposed =
         traits.overlap_param_gather
-            ? comm.gather_s * std::min(1.0, kGradBucketParams /
-                                                std::max(1.0, sp.dense_params + sp.expert_params))
+            ? comm.gather_s / (chunk_buckets * static_cast<double>(plan.vpp))
             : comm.gather_s;
     exposed += gather_exposed;
     out.hidden_s = std::max(out.hidden_s, comm.reduce_s + comm.gather_s - exposed);

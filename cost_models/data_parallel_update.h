@@ -26,6 +26,12 @@ struct DataParallelUpdate {
 GroupPlacement data_parallel_group(const ParallelPlan& plan, const NodeSpec& node,
                                    const FrameworkTraits& traits);
 
+// Buckets one model chunk's `params_per_chunk` gradients are reduced in over a data-parallel
+// group of `group_size` ranks (FrameworkTraits::dp_bucket_params; Megatron-Core keeps a
+// gradient buffer per chunk): one collective each, each paying the collective's latency.
+double dp_buckets_per_chunk(const FrameworkTraits& traits, int64_t group_size,
+                            double params_per_chunk);
+
 // The update of every stage, given when its pipeline work ends (`pipeline`). Under per-layer
 // ZeRO-3/FSDP the gradients were reduce-scattered layer by layer and only the optimizer is left.
 DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& traits,

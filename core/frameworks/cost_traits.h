@@ -52,6 +52,13 @@ struct FrameworkTraits {
   // Communication overlapped with compute.
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
   bool overlap_param_gather = true;    // ZeRO-1/2 weight all-gather under the next forward
+  // The data-parallel gradient reduction and the ZeRO-1/2 weight all-gather run in buckets of
+  // max(dp_bucket_params, dp_bucket_params_per_rank * ranks) parameters, one collective each
+  // (each paying the ring's latency over the group); the defaults are Megatron-Core's
+  // (distributed.DistributedDataParallelConfig: bucket_size = max(40000000, 1000000 * dp)).
+  // 0: one collective over the whole gradient buffer.
+  double dp_bucket_params = 40e6;
+  double dp_bucket_params_per_rank = 1e6;
   // FSDP's backward prefetch issues the next layer's all-gather only after the current
   // layer's gradients are computed (PyTorch BackwardPrefetch.BACKWARD_POST: it "overlaps the
   // current reduce-scatter and the next gradient computation"), so the backward gathers are

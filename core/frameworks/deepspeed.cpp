@@ -63,6 +63,10 @@ FrameworkTraits deepspeed_cost_traits(const TrainingSpec& training) {
   // without overlap (DeepSpeed issue #6876, "How to turn on allgather overlapping in
   // ZeRO-1/2?": the reduction overlaps, the all-gather does not).
   t.overlap_param_gather = false;
+  // ZeRO-0/1/2 reduce gradients in reduce_bucket_size = 5e8-element buckets and gather the
+  // updated weights in allgather_bucket_size = 5e8 (DeepSpeed configuration docs, defaults).
+  t.dp_bucket_params = 5e8;
+  t.dp_bucket_params_per_rank = 0;
   return t;
 }
 

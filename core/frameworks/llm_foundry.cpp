@@ -61,6 +61,10 @@ FrameworkTraits llm_foundry_cost_traits(const TrainingSpec& training) {
   // parameter; norm gradient clipping (the MPT yamls' gradient_clipping) reads the
   // gradients and scales them in place: 12 more.
   t.optimizer_step_bytes_per_param = 100;
+  // Without FSDP, Composer wraps the model in PyTorch DDP: 25 MiB gradient buckets (the
+  // DistributedDataParallel bucket_cap_mb default).
+  t.dp_bucket_params = 25.0 * 1024 * 1024 / t.grad_bytes;
+  t.dp_bucket_params_per_rank = 0;
   return t;
 }
 

@@ -60,6 +60,9 @@ FrameworkTraits megatron_deepspeed_cost_traits(const TrainingSpec& training) {
   // DeepSpeed's gradient reduction bucket (reduce_bucket_size 5e8 elements, fp32 in the
   // bf16 optimizer: 1.9 GiB) beside the CUDA context, cuBLAS and NCCL buffers.
   t.workspace_gib = 1.0 + 1.9;
+  // Its gradient reduction moves the same 5e8-element buckets, one collective each.
+  t.dp_bucket_params = 5e8;
+  t.dp_bucket_params_per_rank = 0;
   return t;
 }
 

@@ -42,6 +42,11 @@ FrameworkTraits megatron_lm_cost_traits(const TrainingSpec& training) {
   t.flash_attention = false;
   t.overlap_dp_grad_reduce = false;
   t.overlap_param_gather = false;
+  // After the backward pass, one all-reduce (or, with the distributed optimizer, one
+  // reduce-scatter) of each contiguous gradient buffer (Megatron-LM 2020-2022
+  // DistributedDataParallel.allreduce_gradients over its _grad_buffers).
+  t.dp_bucket_params = 0;
+  t.dp_bucket_params_per_rank = 0;
   t.cp_shards_optimizer = false;
   t.tp_backward_overlap = false;
   t.pipeline_p2p_blocking = true;

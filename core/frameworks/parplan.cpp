@@ -41,6 +41,8 @@ FrameworkTraits parplan_cost_traits(const TrainingSpec& training) {
   t.grad_reduce_bytes = t.weight_bytes;
   t.overlap_dp_grad_reduce = false;
   t.overlap_param_gather = false;
+  t.dp_bucket_params = 0;  // one all-reduce of the whole gradient buffer (executor/trainer.cpp)
+  t.dp_bucket_params_per_rank = 0;
   t.tp_backward_overlap = false;
   t.cp_shards_optimizer = false;
   t.model_dropout = false;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/json_input.h"
+#include "cost_models/data_parallel_update.h"
 #include "cost_models/layer_cost.h"
 #include "cost_models/memory_model.h"
 #include "cost_models/step_model.h"
@@ -33,6 +34,27 @@ TEST(FrameworkTraits, MptUnderLlmFoundryKeepsNoDropoutMasks) {
   const double without = estimate_memory(foundry).stages.front().activations_bytes;
   const double sbh = 2048.0 * 2 * 2048;
   EXPECT_NEAR(with_masks - without, (4 * 2 + 1) * sbh, 1e-6 * with_masks);
+}
+
+TEST(FrameworkTraits, DataParallelBucketsFollowEachFrameworksRule) {
+  // Megatron-Core: bucket_size = max(40M, 1M * dp) parameters per model chunk
+  // (DistributedDataParallelConfig); 2020-2022 Megatron-LM and the executor: one collective
+  // per gradient buffer; DeepSpeed: reduce_bucket_size 5e8; torchtitan's DDP: 100 MiB of fp32
+  // gradients; Composer's DDP: PyTorch's 25 MiB.
+  auto buckets = [](const std::string& framework, int64_t ranks, double params) {
+    const Job job = gpt_job(framework);
+    return dp_buckets_per_chunk(framework_traits(job.framework, job.training, job.plan), ranks,
+                                params);
+  };
+  EXPECT_EQ(buckets("megatron-core", 8, 8.8e9), 220);       // ceil(8.8e9 / 40e6)
+  EXPECT_EQ(buckets("megatron-core", 336, 456e6), 2);       // ceil(456e6 / 336e6)
+  EXPECT_EQ(buckets("megatron-core", 64, 1e6), 1);          // never fewer than one
+  EXPECT_EQ(buckets("megatron-lm", 336, 8.8e9), 1);         // the whole buffer
+  EXPECT_EQ(buckets("parplan", 2, 8.8e9), 1);               // one all-reduce (executor/trainer.cpp)
+  EXPECT_EQ(buckets("megatron-deepspeed", 64, 8.8e9), 18);  // ceil(8.8e9 / 5e8)
+  EXPECT_EQ(buckets("deepspeed", 64, 8.8e9), 18);
+  EXPECT_EQ(buckets("torchtitan", 64, 8.0e9), std::ceil(8.0e9 / (100.0 * 1024 * 1024 / 4)));
+  EXPECT_EQ(buckets("llm-foundry", 64, 1.0e9), std::ceil(1.0e9 / (25.0 * 1024 * 1024 / 4)));
 }
 
 TEST(MeasuredKernels, CountOnlyForJobsOfThePrecisionTheyWereTakenIn) {

@@ -188,8 +188,10 @@ INSTANTIATE_TEST_SUITE_P(Frameworks, BenchmarkTable,
                                          // expert gathers and reduce-scatters over expert-dp
                                          // (a Megatron-FSDP and an AutoModel FSDP2 row, both
                                          // already slower than measured for other reasons,
-                                         // now slower still); gate 0.135.
-                                         TableGate{"found_runs.json", 43, 0.135, 0.35},
+                                         // now slower still); 12.9% with a latency for each
+                                         // gradient bucket (MLPerf's 8k-11k GPU runs); gate
+                                         // 0.13.
+                                         TableGate{"found_runs.json", 43, 0.13, 0.35},
                                          // Megatron-Bridge's archived releases, each row's
                                          // recipe read at the release's tag: the MoE rows on
                                          // B200, B300 and H100 run up to 2.8x slower than
