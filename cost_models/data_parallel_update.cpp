@@ -14,18 +14,6 @@ namespace parplan::cost {
 
 namespace {
 
-// A reduction or gather of a stage's `params` over `group` in buckets: one collective per
-// bucket of each of its vpp model chunks, each paying the collective's latency (a ring's hop
-// latencies over every rank of the group).
-double bucketed_collective_s(const NodeSpec& node, const FrameworkTraits& traits, int64_t vpp,
-                             Collective op, const GroupPlacement& group, double params,
-                             double bytes_per_param) {
-  if (params <= 0 || group.size <= 1) return 0.0;
-  const double chunks = static_cast<double>(std::max<int64_t>(1, vpp));
-  const double buckets = chunks * dp_buckets_per_chunk(traits, group.size, params / chunks);
-  return buckets * collective_cost(node, op, group, params * bytes_per_param / buckets).time_s;
-}
-
 // Parameters a stage trains: everything, or only the adapters under LoRA.
 struct TrainableParams {
   double dense = 0;
@@ -41,6 +29,11 @@ TrainableParams trainable_params(const StageParameters& sp, bool lora) {
 struct StageComm {
   double reduce_s = 0;
   double gather_s = 0;
+  // Per model chunk of the stage (empty when the reduction is not bucketed by chunk): its
+  // reduction's seconds and the share its last bucket holds, which waits for the end of the
+  // chunk's last backward.
+  std::vector<double> chunk_reduce_s;
+  std::vector<double> chunk_last_bucket;
 };
 
 // The groups and the gathered precision are the same for every stage.
@@ -70,23 +63,60 @@ DataParallelGroups data_parallel_groups(const ParallelPlan& plan, const NodeSpec
   return groups;
 }
 
+// Collectives of one model chunk's `params` of a stage: its buckets
+// (FrameworkTraits::dp_bucket_params), or one per layer where an FSDP framework shards the
+// gradients (FrameworkTraits::dp_collectives_per_layer_when_sharded: one per FSDP unit, a
+// transformer block), or one for the whole buffer where the framework buckets only the first
+// chunk of the first stage (FrameworkTraits::dp_bucket_first_chunk_only).
+double chunk_collectives(const FrameworkTraits& traits, const ParallelPlan& plan, int64_t stage,
+                         int64_t chunk, int64_t group_size, double params,
+                         double layers_per_chunk) {
+  if (traits.dp_collectives_per_layer_when_sharded && plan.zero_stage >= 2) {
+    return std::max(1.0, std::ceil(layers_per_chunk));
+  }
+  if (traits.dp_bucket_first_chunk_only && (stage > 0 || chunk > 0)) return 1.0;
+  return dp_buckets_per_chunk(traits, group_size, params);
+}
+
+// `collectives` collectives over `group` moving `params` in all, each paying its latency (a
+// ring's hop latencies over every rank of the group).
+double collectives_s(const NodeSpec& node, Collective op, const GroupPlacement& group,
+                     double params, double bytes_per_param, double collectives) {
+  if (params <= 0 || group.size <= 1) return 0.0;
+  return collectives *
+         collective_cost(node, op, group, params * bytes_per_param / collectives).time_s;
+}
+
 // The reduction of a stage's trainable gradients over dp (dense) and expert-dp (experts): a
-// reduce-scatter under ZeRO, else an all-reduce; then the ZeRO parameter all-gathers.
+// reduce-scatter under ZeRO, else an all-reduce; then the ZeRO parameter all-gathers. Each
+// model chunk has its own gradient buffer and buckets (Megatron-Core: one
+// DistributedDataParallel per chunk); the experts' buffer takes the dense buckets' size.
 StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const FrameworkTraits& traits,
-                     const DataParallelGroups& groups, const TrainableParams& trainable) {
+                     const DataParallelGroups& groups, const StageParameters& sp,
+                     const TrainableParams& trainable) {
   StageComm comm;
   const Collective reduce =
       plan.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce;
-  comm.reduce_s = bucketed_collective_s(node, traits, plan.vpp, reduce, groups.dense,
-                                        trainable.dense, traits.grad_reduce_bytes) +
-                  bucketed_collective_s(node, traits, plan.vpp, reduce, groups.expert,
-                                        trainable.expert, traits.grad_reduce_bytes);
-  if (plan.zero_stage >= 1) {
-    comm.gather_s =
-        bucketed_collective_s(node, traits, plan.vpp, Collective::AllGather, groups.dense,
-                              trainable.dense, groups.param_gather_bytes) +
-        bucketed_collective_s(node, traits, plan.vpp, Collective::AllGather, groups.expert,
-                              trainable.expert, groups.param_gather_bytes);
+  const double vpp = static_cast<double>(plan.vpp);
+  const double dense = trainable.dense / vpp;
+  const double expert = trainable.expert / vpp;
+  const double layers = static_cast<double>(sp.num_layers) / vpp;
+  const int64_t size = groups.dense.size;
+  for (int64_t c = 0; c < plan.vpp; ++c) {
+    const double dense_n = chunk_collectives(traits, plan, sp.stage, c, size, dense, layers);
+    const double expert_n = chunk_collectives(traits, plan, sp.stage, c, size, expert, layers);
+    const double reduce_s =
+        collectives_s(node, reduce, groups.dense, dense, traits.grad_reduce_bytes, dense_n) +
+        collectives_s(node, reduce, groups.expert, expert, traits.grad_reduce_bytes, expert_n);
+    comm.chunk_reduce_s.push_back(reduce_s);
+    comm.chunk_last_bucket.push_back(1.0 / dense_n);
+    comm.reduce_s += reduce_s;
+    if (plan.zero_stage >= 1) {
+      comm.gather_s += collectives_s(node, Collective::AllGather, groups.dense, dense,
+                                     groups.param_gather_bytes, dense_n) +
+                       collectives_s(node, Collective::AllGather, groups.expert, expert,
+                                     groups.param_gather_bytes, expert_n);
+    }
   }
   return comm;
 }
@@ -96,27 +126,37 @@ StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const Frame
 // replicas then all-reduce their gradient shards once per step (PyTorch HSDP: reduce-scatter
 // within the shard group, all-reduce across replicate groups; DeepSpeed ZeRO++ hpZ alike).
 StageComm replica_all_reduce(const ParallelPlan& plan, const NodeSpec& node,
-                             const FrameworkTraits& traits, const StageParameters& sp,
-                             const TrainableParams& trainable) {
+                             const FrameworkTraits& traits, const DataParallelGroups& groups,
+                             const StageParameters& sp, const TrainableParams& trainable) {
   StageComm comm;
   const int64_t dense_group = traits.cp_shards_optimizer ? plan.dp * plan.cp : plan.dp;
   if (plan.zero_shard_size <= 0 || plan.zero_shard_size >= dense_group) return comm;
   const int64_t replicas = dense_group / plan.zero_shard_size;
   const GroupPlacement group =
       place_strided(replicas, plan.tp * plan.zero_shard_size, node, plan.num_gpus());
-  const double shard_params = trainable.dense / static_cast<double>(sp.dense_shard_group) +
-                              trainable.expert / static_cast<double>(sp.expert_shard_group);
-  comm.reduce_s =
-      collective_cost(node, Collective::AllReduce, group, shard_params * traits.grad_reduce_bytes)
-          .time_s;
+  comm.reduce_s = collective_cost(node, Collective::AllReduce, group,
+                                  trainable.dense / static_cast<double>(sp.dense_shard_group) *
+                                      traits.grad_reduce_bytes)
+                      .time_s;
+  // The experts' replicas: the expert-dp ranks outside one expert shard group (none when a
+  // shard group holds them all).
+  const int64_t expert_replicas = groups.expert.size / std::max<int64_t>(1, sp.expert_shard_group);
+  if (expert_replicas > 1 && trainable.expert > 0) {
+    const GroupPlacement experts = place_strided(
+        expert_replicas, plan.ep * plan.expert_tp() * sp.expert_shard_group, node, plan.num_gpus());
+    comm.reduce_s += collective_cost(node, Collective::AllReduce, experts,
+                                     trainable.expert / static_cast<double>(sp.expert_shard_group) *
+                                         traits.grad_reduce_bytes)
+                         .time_s;
+  }
   return comm;
 }
 
 // End of stage s's gradient reduction when each chunk's reduction starts during its last
 // backward pass (one channel, chunks in the order their last backward starts; the last bucket
 // of each chunk waits for the end of that backward).
-double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s, double reduce_s,
-                                  double last_bucket) {
+double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s,
+                                  const StageComm& comm) {
   const std::vector<double>& starts = pipeline.last_backward_start_s[s];
   const std::vector<double>& ends = pipeline.last_backward_end_s[s];
   const auto vpp = static_cast<int64_t>(starts.size());
@@ -124,11 +164,13 @@ double overlapped_reduction_end_s(const PipelineResult& pipeline, int64_t s, dou
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
             [&](int64_t a, int64_t b) { return starts[a] < starts[b]; });
+  const bool per_chunk = static_cast<int64_t>(comm.chunk_reduce_s.size()) == vpp;
   double channel = 0;
   for (int64_t c : order) {
-    const double comm = reduce_s / static_cast<double>(vpp);
+    const double reduce = per_chunk ? comm.chunk_reduce_s[c] : comm.reduce_s / vpp;
+    const double last_bucket = per_chunk ? comm.chunk_last_bucket[c] : 1.0;
     const double start = std::max(channel, starts[c]);
-    channel = std::max(start + comm, ends[c] + comm * last_bucket);
+    channel = std::max(start + reduce, ends[c] + reduce * last_bucket);
   }
   return std::max(pipeline.finish_s[s], channel);
 }
@@ -186,26 +228,23 @@ DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& t
   for (int64_t s = 0; s < plan.pp; ++s) {
     const StageParameters& sp = stages[s];
     const TrainableParams trainable = trainable_params(sp, lora);
-    const StageComm comm = per_layer_fsdp ? replica_all_reduce(plan, node, traits, sp, trainable)
-                                          : stage_comm(plan, node, traits, groups, trainable);
+    const StageComm comm = per_layer_fsdp
+                               ? replica_all_reduce(plan, node, traits, groups, sp, trainable)
+                               : stage_comm(plan, node, traits, groups, sp, trainable);
     const double finish = pipeline.finish_s[s];
-    // Each chunk's last bucket waits for the end of its backward; the gather's first bucket
-    // waits for the optimizer step.
-    const double chunk_buckets =
-        dp_buckets_per_chunk(traits, groups.dense.size,
-                             (trainable.dense + trainable.expert) / static_cast<double>(plan.vpp));
-    const double end =
-        traits.overlap_dp_grad_reduce && comm.reduce_s > 0
-            ? overlapped_reduction_end_s(pipeline, s, comm.reduce_s, 1.0 / chunk_buckets)
-            : finish + comm.reduce_s;
+    const double end = traits.overlap_dp_grad_reduce && comm.reduce_s > 0
+                           ? overlapped_reduction_end_s(pipeline, s, comm)
+                           : finish + comm.reduce_s;
     double& exposed = out.exposed_s[s];
     exposed = end - finish;
     // Gradient reduction hidden under the last backward passes slows them by the SMs it holds.
     exposed += sm_share * std::max(comm.reduce_s - exposed, 0.0);
-    // Prefetched under compute, the parameter all-gather exposes only its first bucket.
+    // Prefetched under compute, the parameter all-gather exposes only its first bucket's
+    // worth (on later stages the pipeline's fill covers the rest).
     const double gather_exposed =
         traits.overlap_param_gather
-            ? comm.gather_s / (chunk_buckets * static_cast<double>(plan.vpp))
+            ? comm.gather_s / dp_buckets_per_chunk(traits, groups.dense.size,
+                                                   trainable.dense + trainable.expert)
             : comm.gather_s;
     exposed += gather_exposed;
     out.hidden_s = std::max(out.hidden_s, comm.reduce_s + comm.gather_s - exposed);

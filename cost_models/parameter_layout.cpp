@@ -32,7 +32,11 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
   const int64_t dense_group = traits.cp_shards_optimizer ? p.dp * p.cp : p.dp;
   const int64_t shard = p.zero_shard_size > 0 ? p.zero_shard_size : dense_group;
   const int64_t expert_dp = std::max<int64_t>(1, (p.dp * p.cp * p.tp) / (p.ep * p.expert_tp()));
-  const int64_t expert_shard = p.zero_shard_size > 0 ? std::min(shard, expert_dp) : expert_dp;
+  // Hybrid sharding keeps dense_group / shard replicas of the ZeRO state; the experts'
+  // expert-dp ranks split into as many replicas, each sharding over the rest (Megatron-Core's
+  // partial expert-data-parallel group; torchtitan's expert FSDP mesh beside dp_replicate).
+  const int64_t expert_shard =
+      p.zero_shard_size > 0 ? std::max<int64_t>(1, expert_dp * shard / dense_group) : expert_dp;
 
   // One pass over the model chunks in layer order: chunk c runs on stage c % pp, so each
   // stage's sums add its layers in increasing order.

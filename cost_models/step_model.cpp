@@ -33,12 +33,19 @@ struct ChunkTime {
 };
 using ChunkTimes = std::vector<std::vector<ChunkTime>>;  // [stage][chunk]
 
+// ZeRO-3 / FSDP collectives of one layer, per micro-batch and pass.
+struct FsdpLayer {
+  double gather_s = 0;  // all-gather of the layer's 16-bit weights
+  double reduce_s = 0;  // reduce-scatter of its gradients
+};
+
 struct FsdpCosts {
-  double gather_s = 0;  // all-gather of one layer's 16-bit weights
-  double reduce_s = 0;  // reduce-scatter of one layer's gradients
+  FsdpLayer dense;  // a layer without routed experts
+  FsdpLayer moe;    // a MoE layer: its dense weights and its routed experts
   // Share of a layer's weights gathered once more for the backward after a full
   // recomputation (recompute_regather_share).
   double recompute_regather_share = 1.0;
+  const FsdpLayer& layer(bool is_moe) const { return is_moe ? moe : dense; }
 };
 
 // Share of a layer's weights that ZeRO-3 gathers again for the backward after the checkpointed
@@ -75,14 +82,16 @@ bool gathers_per_layer(const ParallelPlan& plan, const FrameworkTraits& traits) 
   return plan.zero_stage >= 3 && !(traits.fsdp_unsharded_with_pp && plan.pp > 1);
 }
 
-// ZeRO-3 / FSDP collectives of one layer of a stage over the shard groups: each layer's
-// weights are gathered before its forward and again before its backward, and its gradients
-// reduce-scattered after (zero when the weights are not gathered per layer). Routed experts
-// are sharded over the expert-data-parallel group (parameter_layout.cpp, expert_shard_group)
-// and gathered and reduced there, beside the dense weights over the data-parallel group
-// (Megatron-FSDP and torchtitan's FSDP2 shard experts over expert-dp alike).
+// ZeRO-3 / FSDP collectives of one layer over the shard groups: each layer's weights are
+// gathered before its forward and again before its backward, and its gradients
+// reduce-scattered after (zero when the weights are not gathered per layer). A MoE layer's
+// routed experts are sharded over the expert-data-parallel group (parameter_layout.cpp,
+// expert_shard_group) and gathered and reduced there, beside its dense weights over the
+// data-parallel group (Megatron-FSDP and torchtitan's FSDP2 shard experts over expert-dp
+// alike). `stage` gives the dense weights per layer (averaged over its layers) and `moe_stage`
+// a stage holding MoE layers, the experts per MoE layer (the same on every stage).
 FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& stage,
-                           bool per_layer_fsdp) {
+                           const StageParameters& moe_stage, bool per_layer_fsdp) {
   FsdpCosts fsdp;
   if (!per_layer_fsdp || stage.num_layers == 0) return fsdp;
   const ParallelPlan& plan = *ctx.plan;
@@ -90,11 +99,14 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& stage,
   const GroupPlacement dense_group =
       plan.zero_shard_size > 0 ? place_strided(plan.zero_shard_size, plan.tp, node, plan.num_gpus())
                                : data_parallel_group(plan, node, ctx.traits);
-  const GroupPlacement expert_group =
-      place_strided(stage.expert_shard_group, plan.ep * plan.expert_tp(), node, plan.num_gpus());
-  const double layers = std::max<double>(1.0, static_cast<double>(stage.num_layers));
+  const GroupPlacement expert_group = place_strided(
+      moe_stage.expert_shard_group, plan.ep * plan.expert_tp(), node, plan.num_gpus());
+  const double layers = static_cast<double>(stage.num_layers);
   const double layer_dense = (stage.dense_params - stage.embedding_params) / layers;
-  const double layer_expert = stage.expert_params / layers;  // averaged over the stage's layers
+  const double layer_expert =
+      moe_stage.num_moe_layers > 0
+          ? moe_stage.expert_params / static_cast<double>(moe_stage.num_moe_layers)
+          : 0.0;
   const double bpv = activation_bytes(ctx.training->precision);
   // A framework that moves parameters in buckets issues one collective per bucket, each
   // paying the collective's latency over the whole shard group.
@@ -107,16 +119,21 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& stage,
   };
   const double gather_bucket = ctx.traits.fsdp_gather_bucket_params;
   const double reduce_bucket = ctx.traits.fsdp_reduce_bucket_params;
-  fsdp.gather_s = bucketed(Collective::AllGather, dense_group, layer_dense, bpv, gather_bucket) +
-                  bucketed(Collective::AllGather, expert_group, layer_expert, bpv, gather_bucket);
-  const bool lora = ctx.training->method == TrainingMethod::Lora;
   const double grad_bytes = ctx.traits.grad_reduce_bytes;
-  fsdp.reduce_s = lora ? bucketed(Collective::ReduceScatter, dense_group,
-                                  stage.adapter_params / layers, grad_bytes, reduce_bucket)
-                       : bucketed(Collective::ReduceScatter, dense_group, layer_dense, grad_bytes,
-                                  reduce_bucket) +
-                             bucketed(Collective::ReduceScatter, expert_group, layer_expert,
-                                      grad_bytes, reduce_bucket);
+  const bool lora = ctx.training->method == TrainingMethod::Lora;
+  fsdp.dense.gather_s =
+      bucketed(Collective::AllGather, dense_group, layer_dense, bpv, gather_bucket);
+  // LoRA trains the adapters only: their gradients are what is reduced.
+  fsdp.dense.reduce_s =
+      bucketed(Collective::ReduceScatter, dense_group,
+               lora ? stage.adapter_params / layers : layer_dense, grad_bytes, reduce_bucket);
+  fsdp.moe = fsdp.dense;
+  fsdp.moe.gather_s +=
+      bucketed(Collective::AllGather, expert_group, layer_expert, bpv, gather_bucket);
+  if (!lora) {
+    fsdp.moe.reduce_s +=
+        bucketed(Collective::ReduceScatter, expert_group, layer_expert, grad_bytes, reduce_bucket);
+  }
   fsdp.recompute_regather_share =
       recompute_regather_share(*ctx.model, ctx.traits.zero3_max_reuse_distance_params);
   return fsdp;
@@ -126,20 +143,21 @@ FsdpCosts fsdp_layer_costs(const CostContext& ctx, const StageParameters& stage,
 // (FrameworkTraits::zero3_fetch_blocks): each gather waits for the device, the gradient
 // reduce-scatters in flight included, so nothing hides under compute. Full recomputation
 // gathers the layer's far-reused weights once more (recompute_regather_share).
-void add_blocking_fsdp_layer(ChunkTime& c, const FsdpCosts& fsdp, const CostContext& ctx) {
+void add_blocking_fsdp_layer(ChunkTime& c, const FsdpLayer& fsdp, double regather_share,
+                             const CostContext& ctx) {
   c.fsdp_forward += fsdp.gather_s;
-  const double regather =
-      ctx.plan->recompute == Recompute::Full ? fsdp.recompute_regather_share : 0.0;
+  const double regather = ctx.plan->recompute == Recompute::Full ? regather_share : 0.0;
   c.fsdp_backward += (1 + regather) * fsdp.gather_s + fsdp.reduce_s;
 }
 
 // One layer's exposed ZeRO-3 / FSDP time per micro-batch: prefetching overlaps each gather and
 // reduce-scatter with the neighbouring layer's compute (torchtitan FSDP2, PyTorch FSDP);
 // what the compute cannot hide is exposed, and the hidden part holds SMs.
-void add_fsdp_layer(ChunkTime& c, const LayerTime& layer, const FsdpCosts& fsdp,
+void add_fsdp_layer(ChunkTime& c, const LayerTime& layer, const FsdpCosts& costs, bool is_moe,
                     const CostContext& ctx) {
+  const FsdpLayer& fsdp = costs.layer(is_moe);
   if (ctx.traits.zero3_fetch_blocks) {
-    add_blocking_fsdp_layer(c, fsdp, ctx);
+    add_blocking_fsdp_layer(c, fsdp, costs.recompute_regather_share, ctx);
     return;
   }
   const double f = layer.forward.total();
@@ -158,7 +176,7 @@ void add_fsdp_layer(ChunkTime& c, const LayerTime& layer, const FsdpCosts& fsdp,
 // A prefetching fetch cannot prefetch a chunk's first gather of the pass, nor hide its last
 // reduce-scatter: both are exposed once per chunk and micro-batch. A blocking fetch counted
 // them with every layer already (add_blocking_fsdp_layer).
-void add_fsdp_chunk_ends(ChunkTime& c, const FsdpCosts& fsdp, const CostContext& ctx) {
+void add_fsdp_chunk_ends(ChunkTime& c, const FsdpLayer& fsdp, const CostContext& ctx) {
   if (ctx.traits.zero3_fetch_blocks) return;
   c.fsdp_forward += fsdp.gather_s;
   c.fsdp_backward += fsdp.reduce_s;
@@ -249,7 +267,7 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward += layer.recompute;
       c.recompute += layer.recompute;
       c.backward_weight += layer.backward_weight;
-      if (per_layer_fsdp) add_fsdp_layer(c, layer, fsdp, ctx);
+      if (per_layer_fsdp) add_fsdp_layer(c, layer, fsdp, model.is_moe_layer(l), ctx);
       if (l < plan.offload_activation_layers) {
         add_offload_layer(c, layer, model.is_moe_layer(l) ? offload.moe_s : offload.dense_s);
       }
@@ -259,7 +277,10 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward.compute += accumulation_s;
       c.backward_weight += accumulation_s;  // follows the weight-gradient GEMMs
     }
-    if (per_layer_fsdp && chunk_layers[index] > 0) add_fsdp_chunk_ends(c, fsdp, ctx);
+    if (per_layer_fsdp && chunk_layers[index] > 0) {
+      // The chunk's first gather and last reduce-scatter: those of its first and last layers.
+      add_fsdp_chunk_ends(c, fsdp.layer(model.is_moe_layer(first_layer)), ctx);
+    }
     if (index == 0) {
       c.forward += layers.embedding.forward;
       c.backward += layers.embedding.backward;
@@ -513,8 +534,11 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   // only the embedding (a plan with more stages than layers).
   const auto layered = std::find_if(stages.begin(), stages.end(),
                                     [](const StageParameters& s) { return s.num_layers > 0; });
-  const FsdpCosts fsdp =
-      fsdp_layer_costs(ctx, layered == stages.end() ? stages.front() : *layered, per_layer_fsdp);
+  const auto with_moe = std::find_if(stages.begin(), stages.end(),
+                                     [](const StageParameters& s) { return s.num_moe_layers > 0; });
+  const StageParameters& layered_stage = layered == stages.end() ? stages.front() : *layered;
+  const FsdpCosts fsdp = fsdp_layer_costs(
+      ctx, layered_stage, with_moe == stages.end() ? layered_stage : *with_moe, per_layer_fsdp);
   const ChunkTimes chunks =
       chunk_times(ctx, layers, stages, fsdp, per_layer_fsdp, offload_transfer(job, ctx.traits));
 

@@ -53,12 +53,19 @@ struct FrameworkTraits {
   bool overlap_dp_grad_reduce = true;  // bucketed gradient reduction during backward
   bool overlap_param_gather = true;    // ZeRO-1/2 weight all-gather under the next forward
   // The data-parallel gradient reduction and the ZeRO-1/2 weight all-gather run in buckets of
-  // max(dp_bucket_params, dp_bucket_params_per_rank * ranks) parameters, one collective each
-  // (each paying the ring's latency over the group); the defaults are Megatron-Core's
-  // (distributed.DistributedDataParallelConfig: bucket_size = max(40000000, 1000000 * dp)).
-  // 0: one collective over the whole gradient buffer.
+  // max(dp_bucket_params, dp_bucket_params_per_rank * ranks) parameters per model chunk, one
+  // collective each (each paying the ring's latency over the group); 0: one collective over
+  // the chunk's whole gradient buffer. The defaults are Megatron-Core's
+  // (distributed/distributed_data_parallel.py: bucket_size = max(40000000, 1000000 * dp)),
+  // which buckets only the first pipeline stage's first model chunk ("Turn off bucketing if we
+  // are on a pipeline stage that is not the first"; training.py disables it for the chunks
+  // after the first): the others reduce their buffer in one collective.
   double dp_bucket_params = 40e6;
   double dp_bucket_params_per_rank = 1e6;
+  bool dp_bucket_first_chunk_only = true;
+  // FSDP reduces a sharded model's gradients (ZeRO 2 and 3 reaching the data-parallel update)
+  // in one collective per FSDP unit, a transformer block, rather than in DDP buckets.
+  bool dp_collectives_per_layer_when_sharded = false;
   // FSDP's backward prefetch issues the next layer's all-gather only after the current
   // layer's gradients are computed (PyTorch BackwardPrefetch.BACKWARD_POST: it "overlaps the
   // current reduce-scatter and the next gradient computation"), so the backward gathers are

@@ -67,6 +67,7 @@ FrameworkTraits deepspeed_cost_traits(const TrainingSpec& training) {
   // updated weights in allgather_bucket_size = 5e8 (DeepSpeed configuration docs, defaults).
   t.dp_bucket_params = 5e8;
   t.dp_bucket_params_per_rank = 0;
+  t.dp_bucket_first_chunk_only = false;
   return t;
 }
 

@@ -62,9 +62,12 @@ FrameworkTraits llm_foundry_cost_traits(const TrainingSpec& training) {
   // gradients and scales them in place: 12 more.
   t.optimizer_step_bytes_per_param = 100;
   // Without FSDP, Composer wraps the model in PyTorch DDP: 25 MiB gradient buckets (the
-  // DistributedDataParallel bucket_cap_mb default).
+  // DistributedDataParallel bucket_cap_mb default); FSDP's SHARD_GRAD_OP (ZeRO 2) reduces
+  // per FSDP unit, a transformer block.
   t.dp_bucket_params = 25.0 * 1024 * 1024 / t.grad_bytes;
   t.dp_bucket_params_per_rank = 0;
+  t.dp_bucket_first_chunk_only = false;
+  t.dp_collectives_per_layer_when_sharded = true;
   return t;
 }
 

@@ -63,6 +63,7 @@ FrameworkTraits megatron_deepspeed_cost_traits(const TrainingSpec& training) {
   // Its gradient reduction moves the same 5e8-element buckets, one collective each.
   t.dp_bucket_params = 5e8;
   t.dp_bucket_params_per_rank = 0;
+  t.dp_bucket_first_chunk_only = false;
   return t;
 }
 

@@ -62,9 +62,12 @@ FrameworkTraits torchtitan_cost_traits(const TrainingSpec& training) {
   t.operator_level_selective_recompute = true;
   t.fsdp_unsharded_with_pp = true;
   // Data parallelism alone runs DDP (replicate) with 100 MiB buckets of fp32 gradients
-  // (v0.2.2 models/llama3/infra/parallelize.py apply_ddp: bucket_cap_mb=100).
+  // (v0.2.2 models/llama3/infra/parallelize.py apply_ddp: bucket_cap_mb=100); FSDP2 (a stage
+  // kept gathered under pp) reduces per FSDP unit, a transformer block.
   t.dp_bucket_params = 100.0 * 1024 * 1024 / t.grad_bytes;
   t.dp_bucket_params_per_rank = 0;
+  t.dp_bucket_first_chunk_only = false;
+  t.dp_collectives_per_layer_when_sharded = true;
   t.attention_kernel_native = false;  // PyTorch SDPA flash backend (FlashAttention-2)
   // DTensor tensor parallelism over plain nn.Linear: autograd computes a linear's input
   // and weight gradients in one node and only then runs the redistribution collective, so

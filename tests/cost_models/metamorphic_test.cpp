@@ -170,6 +170,25 @@ TEST(Metamorphic, HybridShardedReplicasStillAllReduceTheirGradients) {
   }
 }
 
+TEST(Metamorphic, HybridShardingSplitsTheExpertsLikeTheDenseWeights) {
+  // Qwen3-30B-A3B on 64 GPUs under torchtitan, ZeRO-3 over shard groups of 16: 4 replicas of
+  // the state. At ep 8 the 8 expert-data-parallel ranks form 4 replicas too, each sharding
+  // the experts over 2 (they were once sharded over all 8, reduced in full there and then
+  // all-reduced again across the dense replicas); at ep 64 every GPU holds its experts whole.
+  auto expert_shard = [](int64_t ep, int64_t shard) {
+    const Job job =
+        job_from(job_text("qwen3-30b-a3b", 8, 512, 4096,
+                          R"({"tp": 1, "pp": 1, "zero_stage": 3, "ep": )" + std::to_string(ep) +
+                              R"(, "zero_shard_size": )" + std::to_string(shard) + "}",
+                          R"(, "framework": "torchtitan")"));
+    return stage_parameters(job)[0].expert_shard_group;
+  };
+  EXPECT_EQ(expert_shard(8, 0), 8);
+  EXPECT_EQ(expert_shard(8, 16), 2);
+  EXPECT_EQ(expert_shard(8, 64), 8);
+  EXPECT_EQ(expert_shard(64, 16), 1);
+}
+
 TEST(Metamorphic, TheExpertTensorParallelSizeIsAKeyNotADivisibilityAccident) {
   // Mixtral pp2 ep8 on 64 GPUs: tp 8 leaves dp 4, which ep 8 does not divide, so the rule
   // gives experts tp 1; tp 4 keeps expert tp 4. With etp given, tp no longer flips the experts'
@@ -242,7 +261,8 @@ TEST(Metamorphic, ZeroThreeNeverGathersWhatItDoesNotShard) {
 
 TEST(Metamorphic, ZeroThreeMovesEveryParameterItShards) {
   // Qwen3-30B-A3B on 64 GPUs, ZeRO-3 under DeepSpeed's blocking fetch (every gather and
-  // reduce-scatter exposed): at ep 64 each GPU holds its two experts whole, at ep 8 its 16
+  // reduce-scatter exposed; the fetch is the vehicle, DeepSpeed itself runs MoE with ZeRO 2
+  // at most): at ep 64 each GPU holds its two experts whole, at ep 8 its 16
   // experts are sharded over an expert-data-parallel group of 8 and must be gathered before
   // each use and their gradients reduce-scattered, as the dense weights are over dp. The
   // experts are about 3.5 times the dense weights per GPU, so sharding them must cost more
