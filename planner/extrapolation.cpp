@@ -73,11 +73,13 @@ std::vector<Extrapolation> find_extrapolations(const ErrorModel& model, const Ru
   std::vector<Extrapolation> out;
   std::vector<const RunFeatures*> family_runs;
   bool gpu_seen = false;
+  bool family_memory_seen = false;
   int64_t largest = 0;
   for (const auto& run : model.runs) {
     gpu_seen = gpu_seen || run.features.gpu == job.gpu;
     if (run.features.family != job.family) continue;
     family_runs.push_back(&run.features);
+    family_memory_seen = family_memory_seen || run.memory_log_residual.has_value();
     largest = std::max(largest, run.features.gpus);
   }
   if (!gpu_seen) {
@@ -97,6 +99,11 @@ std::vector<Extrapolation> find_extrapolations(const ErrorModel& model, const Ru
   }
   check_features(family_runs, job, out);
   check_plan_keys(family_runs, job, out);
+  if (!family_memory_seen) {
+    out.push_back({"memory", "peak memory: no validation run of the " + job.family +
+                                 " framework family measured its peak (the memory interval "
+                                 "comes from other frameworks' runs)"});
+  }
   return out;
 }
 

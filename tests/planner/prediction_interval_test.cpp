@@ -166,6 +166,22 @@ TEST(Extrapolation, NamesEveryWayOutsideTheValidationRuns) {
   EXPECT_NE(keys[0].message.find("validated: 8"), std::string::npos) << keys[0].message;
 }
 
+TEST(Extrapolation, AFamilyWithoutMeasuredPeaksExtrapolatesItsMemory) {
+  // Megatron's runs measured step times only: a Megatron job's memory interval comes from
+  // the torchtitan runs' peaks, which the job must be told.
+  ErrorModel model;
+  add_runs(model, "a", features("megatron", "hopper", 256), 3);
+  add_runs(model, "b", features("torchtitan", "hopper", 256), 3);
+  for (auto& run : model.runs) {
+    if (run.features.family == "megatron") run.memory_log_residual.reset();
+  }
+  const auto megatron = find_extrapolations(model, features("megatron", "hopper", 256));
+  ASSERT_EQ(megatron.size(), 1u);
+  EXPECT_EQ(megatron[0].kind, "memory");
+  EXPECT_NE(megatron[0].message.find("megatron framework family"), std::string::npos);
+  EXPECT_TRUE(find_extrapolations(model, features("torchtitan", "hopper", 256)).empty());
+}
+
 TEST(Extrapolation, FeaturesSeenApartButNeverTogether) {
   ErrorModel model;
   RunFeatures cp = features("megatron", "hopper", 64);
