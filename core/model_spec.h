@@ -90,6 +90,15 @@ struct ModelSpec {
     return (layer - moe->first_dense_layers) % moe->moe_layer_frequency == 0;
   }
   int64_t num_moe_layers() const;
+  // MoE layers among the `count` layers from `first` on (closed form of is_moe_layer's count).
+  int64_t moe_layers_in(int64_t first, int64_t count) const {
+    if (!moe || count <= 0) return 0;
+    const int64_t k = moe->first_dense_layers;
+    const int64_t f = moe->moe_layer_frequency;
+    // MoE layers below `end`: k, k + f, ... < end.
+    auto below = [k, f](int64_t end) { return end <= k ? int64_t{0} : (end - k + f - 1) / f; };
+    return below(first + count) - below(first);
+  }
 
   int64_t attention_params() const;  // QKV + output projection (+ MLA down/up projections)
   int64_t dense_mlp_params() const;

@@ -102,21 +102,31 @@ StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const Frame
   const double expert = trainable.expert / vpp;
   const double layers = static_cast<double>(sp.num_layers) / vpp;
   const int64_t size = groups.dense.size;
+  // The chunks of a stage hold the same parameters and differ at most in their collective
+  // counts: each distinct count is costed once (the planner evaluates this for every plan).
+  struct ChunkCost {
+    double dense_n = -1, expert_n = -1, reduce_s = 0, gather_s = 0;
+  } last;
   for (int64_t c = 0; c < plan.vpp; ++c) {
     const double dense_n = chunk_collectives(traits, plan, sp.stage, c, size, dense, layers);
     const double expert_n = chunk_collectives(traits, plan, sp.stage, c, size, expert, layers);
-    const double reduce_s =
-        collectives_s(node, reduce, groups.dense, dense, traits.grad_reduce_bytes, dense_n) +
-        collectives_s(node, reduce, groups.expert, expert, traits.grad_reduce_bytes, expert_n);
-    comm.chunk_reduce_s.push_back(reduce_s);
-    comm.chunk_last_bucket.push_back(1.0 / dense_n);
-    comm.reduce_s += reduce_s;
-    if (plan.zero_stage >= 1) {
-      comm.gather_s += collectives_s(node, Collective::AllGather, groups.dense, dense,
-                                     groups.param_gather_bytes, dense_n) +
-                       collectives_s(node, Collective::AllGather, groups.expert, expert,
-                                     groups.param_gather_bytes, expert_n);
+    if (dense_n != last.dense_n || expert_n != last.expert_n) {
+      last = {dense_n, expert_n,
+              collectives_s(node, reduce, groups.dense, dense, traits.grad_reduce_bytes, dense_n) +
+                  collectives_s(node, reduce, groups.expert, expert, traits.grad_reduce_bytes,
+                                expert_n),
+              0.0};
+      if (plan.zero_stage >= 1) {
+        last.gather_s = collectives_s(node, Collective::AllGather, groups.dense, dense,
+                                      groups.param_gather_bytes, dense_n) +
+                        collectives_s(node, Collective::AllGather, groups.expert, expert,
+                                      groups.param_gather_bytes, expert_n);
+      }
     }
+    comm.chunk_reduce_s.push_back(last.reduce_s);
+    comm.chunk_last_bucket.push_back(1.0 / dense_n);
+    comm.reduce_s += last.reduce_s;
+    comm.gather_s += last.gather_s;
   }
   return comm;
 }

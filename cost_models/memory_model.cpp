@@ -196,7 +196,7 @@ MemoryEstimate estimate_memory(const Job& job, const FrameworkTraits& traits) {
   const ActivationInputs in = activation_inputs(job, traits);
   MemoryEstimate out;
   out.capacity_bytes = job.cluster.node.gpu.memory_gib * kGiB;
-  for (const StageParameters& sp : stage_parameters(job)) {
+  for (const StageParameters& sp : stage_parameters(job, traits)) {
     out.stages.push_back(stage_memory(job, traits, sp, in));
   }
   for (const auto& stage : out.stages) {

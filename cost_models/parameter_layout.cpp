@@ -7,9 +7,12 @@
 namespace parplan::cost {
 
 std::vector<StageParameters> stage_parameters(const Job& job) {
+  return stage_parameters(job, framework_traits(job.framework, job.training, job.plan));
+}
+
+std::vector<StageParameters> stage_parameters(const Job& job, const FrameworkTraits& traits) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
-  const auto traits = framework_traits(job.framework, job.training, p);
   const double t = static_cast<double>(p.tp);
   const double etp = static_cast<double>(p.expert_tp());
   const double h = static_cast<double>(m.hidden_size);
@@ -42,24 +45,37 @@ std::vector<StageParameters> stage_parameters(const Job& job) {
   // stage's sums add its layers in increasing order.
   std::vector<StageParameters> out(static_cast<std::size_t>(p.pp));
   int64_t first_layer = 0;
+  // A layer holds one of two parameter sets, dense or MoE; a chunk's sums count its layers
+  // of each kind (the planner calls this for every plan it screens).
+  const bool lora = job.training.method == TrainingMethod::Lora;
+  struct LayerKind {
+    double dense, expert, adapter, gathered;
+  };
+  auto kind = [&](bool is_moe) {
+    const double dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
+    const double expert = is_moe ? moe_expert : 0.0;
+    return LayerKind{dense, expert,
+                     lora ? lora_layer_params(m, is_moe, job.training.lora_rank, p.tp) : 0.0,
+                     (shard > 1 ? dense : 0.0) + (expert_shard > 1 ? expert : 0.0)};
+  };
+  const LayerKind dense_layer = kind(false);
+  const LayerKind moe_layer = kind(true);
   for (int64_t chunk = 0; chunk < p.pp * p.vpp; ++chunk) {
     const int64_t n = chunk_layers[chunk];
     StageParameters& sp = out[static_cast<std::size_t>(chunk % p.pp)];
-    for (int64_t l = first_layer; l < first_layer + n; ++l) {
-      ++sp.num_layers;
-      const bool is_moe = m.is_moe_layer(l);
-      sp.num_moe_layers += is_moe ? 1 : 0;
-      const double layer_dense = attention + norms + (is_moe ? moe_dense : dense_mlp);
-      const double layer_expert = is_moe ? moe_expert : 0.0;
-      if (job.training.method == TrainingMethod::Lora) {
-        sp.adapter_params += lora_layer_params(m, is_moe, job.training.lora_rank, p.tp);
-      }
-      sp.dense_params += layer_dense;
-      sp.expert_params += layer_expert;
-      const double gathered =
-          (shard > 1 ? layer_dense : 0.0) + (expert_shard > 1 ? layer_expert : 0.0);
-      sp.largest_layer_params = std::max(sp.largest_layer_params, gathered);
-    }
+    const int64_t moe = m.moe_layers_in(first_layer, n);
+    const auto add = [&sp](const LayerKind& k, int64_t count) {
+      if (count == 0) return;
+      const double c = static_cast<double>(count);
+      sp.dense_params += c * k.dense;
+      sp.expert_params += c * k.expert;
+      sp.adapter_params += c * k.adapter;
+      sp.largest_layer_params = std::max(sp.largest_layer_params, k.gathered);
+    };
+    add(dense_layer, n - moe);
+    add(moe_layer, moe);
+    sp.num_layers += n;
+    sp.num_moe_layers += moe;
     first_layer += n;
   }
   for (int64_t s = 0; s < p.pp; ++s) {

@@ -30,6 +30,8 @@ struct StageParameters {
 };
 
 std::vector<StageParameters> stage_parameters(const Job& job);
+// The same with the job's framework traits at hand (the planner's hot path).
+std::vector<StageParameters> stage_parameters(const Job& job, const FrameworkTraits& traits);
 
 struct ShardedBytes {
   double weights = 0;

@@ -528,7 +528,7 @@ StepEstimate estimate_step(const Job& job, const LayerTimes& layers, const StepO
   out.memory = estimate_memory(job, ctx.traits);
   out.num_micro_batches = plan.num_micro_batches(job.training.global_batch_size);
 
-  const auto stages = stage_parameters(job);
+  const auto stages = stage_parameters(job, ctx.traits);
   const bool per_layer_fsdp = gathers_per_layer(plan, ctx.traits);
   // The per-layer collectives of a stage that holds layers: the first stage, unless it holds
   // only the embedding (a plan with more stages than layers).

@@ -4,8 +4,8 @@
 
 namespace parplan::planner {
 
-std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& p,
-                                                    bool moe_model) {
+std::optional<std::string_view> unsupported_by_framework(Framework framework, const ParallelPlan& p,
+                                                         bool moe_model) {
   const PlannerSupport& s = framework_info(framework).planner_support;
   if (!s.tp && p.tp > 1) return "framework-no-tp";
   if (!s.pp && p.pp > 1) return "framework-no-pp";

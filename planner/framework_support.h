@@ -6,7 +6,7 @@
 #pragma once
 
 #include <optional>
-#include <string>
+#include <string_view>
 
 #include "core/framework.h"
 #include "core/parallel_plan.h"
@@ -14,9 +14,10 @@
 namespace parplan::planner {
 
 // nullopt when the framework supports the plan (of a MoE model when `moe_model`), else a short
-// reason tag ("framework-no-cp", "framework-zero-stage", ...). O(1) lookup; allocates only the
-// tag.
-std::optional<std::string> unsupported_by_framework(Framework framework, const ParallelPlan& plan,
-                                                    bool moe_model = false);
+// reason tag ("framework-no-cp", "framework-zero-stage", ...): a view of a string literal, the
+// same pointer for the same tag. O(1), allocates nothing (the planner asks for every plan).
+std::optional<std::string_view> unsupported_by_framework(Framework framework,
+                                                         const ParallelPlan& plan,
+                                                         bool moe_model = false);
 
 }  // namespace parplan::planner

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "core/check.h"
 #include "core/frameworks/registry.h"
 #include "planner/framework_support.h"
+#include "planner/parallel_for.h"
 
 namespace parplan::planner {
 
@@ -302,21 +304,43 @@ std::vector<std::vector<int64_t>> layer_split_options(const Job& job, const Layo
   return out;
 }
 
+// Rejection counts by reason. Rejections come in runs of one reason (the inner loops vary one
+// key), so the last reason's count is kept at hand instead of looked up in the map each time.
+class RejectionCounter {
+ public:
+  explicit RejectionCounter(Enumeration& out) : out_(out) {}
+  // Counts one rejection; `example` (called only for a reason not yet counted here) words the
+  // first one.
+  template <typename Example>
+  void count(std::string_view reason, const Example& example) {
+    if (last_ == nullptr || reason != last_reason_) {
+      last_reason_.assign(reason);
+      last_ = &out_.rejected[last_reason_];
+      if (!out_.examples.count(last_reason_)) out_.examples[last_reason_] = example();
+    }
+    ++*last_;
+  }
+
+ private:
+  Enumeration& out_;
+  std::string last_reason_;
+  int64_t* last_ = nullptr;
+};
+
 // Counts a candidate plan: a valid one goes to out.plans, the others are counted by reason.
-void add_candidate(const Job& job, const ParallelPlan& p, Enumeration& out) {
+void add_candidate(const Job& job, const ParallelPlan& p, Enumeration& out,
+                   RejectionCounter& rejections) {
   ++out.considered;
   if (auto violation = check_plan(job.model, job.cluster, job.training, p)) {
-    ++out.rejected[violation->reason];
-    if (!out.examples.count(violation->reason)) {
-      out.examples[violation->reason] =
-          violation->key_path + ": found " + violation->found + "; allowed: " + violation->allowed;
-    }
+    rejections.count(violation->reason, [&] {
+      return violation->key_path + ": found " + violation->found +
+             "; allowed: " + violation->allowed;
+    });
   } else if (auto reason = unsupported_by_framework(job.framework, p, job.model.moe.has_value())) {
-    ++out.rejected[*reason];
-    if (!out.examples.count(*reason)) {
-      out.examples[*reason] = "framework " + std::string(to_string(job.framework)) +
-                              " does not run such plans (planner/framework_support.h)";
-    }
+    rejections.count(*reason, [&] {
+      return "framework " + std::string(to_string(job.framework)) +
+             " does not run such plans (planner/framework_support.h)";
+    });
   } else {
     out.plans.push_back(p);
   }
@@ -336,6 +360,7 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
   const std::vector<ScheduleKind> schedules = schedule_options(job, layout, fixes);
   const std::vector<bool> sps = sequence_parallel_options(layout, fixes);
   const std::vector<std::vector<int64_t>> splits = layer_split_options(job, layout);
+  RejectionCounter rejections(out);
   ParallelPlan p;
   p.tp = layout.tp;
   p.cp = layout.cp;
@@ -369,7 +394,7 @@ void enumerate_layout_plans(const Job& job, const Layout& layout, const PlanFixe
                     // output layer already shares a rank with the embedding.
                     if (!split.empty() && schedule == ScheduleKind::DualPipe) continue;
                     p.layers_per_stage = split;
-                    add_candidate(job, p, out);
+                    add_candidate(job, p, out, rejections);
                   }
                 }
               }
@@ -509,10 +534,26 @@ void check_fixes_fit_cluster(const Job& job, const PlanFixes& fixes) {
   }
 }
 
-Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits) {
+Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits,
+                            int threads) {
   Enumeration out;
-  for (const Layout& layout : enumerate_layouts(job, fixes, limits, out)) {
-    enumerate_layout_plans(job, layout, fixes, limits, out);
+  const std::vector<Layout> layouts = enumerate_layouts(job, fixes, limits, out);
+  // Each layout's plans on its own, then merged in layout order: the same plans, counts and
+  // first examples as one pass over the layouts, for any thread count.
+  std::vector<Enumeration> parts(layouts.size());
+  parallel_for(static_cast<int64_t>(layouts.size()), resolve_threads(threads), [&](int, int64_t i) {
+    enumerate_layout_plans(job, layouts[static_cast<std::size_t>(i)], fixes, limits,
+                           parts[static_cast<std::size_t>(i)]);
+  });
+  std::size_t total = out.plans.size();
+  for (const Enumeration& part : parts) total += part.plans.size();
+  out.plans.reserve(total);
+  for (Enumeration& part : parts) {
+    out.considered += part.considered;
+    for (const auto& [reason, count] : part.rejected) out.rejected[reason] += count;
+    for (auto& [reason, example] : part.examples) out.examples.emplace(reason, std::move(example));
+    std::move(part.plans.begin(), part.plans.end(), std::back_inserter(out.plans));
+    part = Enumeration{};
   }
   return out;
 }

@@ -63,7 +63,10 @@ struct Enumeration {
   int64_t considered = 0;  // combinations looked at
 };
 
-Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits = {});
+// `threads` as SearchOptions::threads (planner/parallel_for.h: 0 is one per hardware thread);
+// the result is the same for any count.
+Enumeration enumerate_plans(const Job& job, const PlanFixes& fixes, const SpaceLimits& limits = {},
+                            int threads = 1);
 
 // Divisors of n in increasing order.
 std::vector<int64_t> divisors(int64_t n);

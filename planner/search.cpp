@@ -197,7 +197,7 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
   result.threads = resolve_threads(options.threads);
-  Enumeration space = enumerate_plans(job, options.fixes, options.limits);
+  Enumeration space = enumerate_plans(job, options.fixes, options.limits, result.threads);
   std::vector<Worker> workers(result.threads, Worker{job, {}});
   const double capacity = job.cluster.node.gpu.memory_gib * kGiB * options.max_memory_fraction;
   const bool by_memory = options.objective == Objective::MemoryHeadroom;
@@ -209,7 +209,7 @@ SearchResult search_plans(const Job& job, const SearchOptions& options) {
     // No plan fits: widen the space with the memory savers (SpaceLimits).
     SpaceLimits wider = options.limits;
     wider.memory_savers = true;
-    Enumeration offloading = enumerate_plans(job, options.fixes, wider);
+    Enumeration offloading = enumerate_plans(job, options.fixes, wider, result.threads);
     if (offloading.plans.size() > space.plans.size()) {
       space = std::move(offloading);
       figures = PlanFigures(static_cast<int64_t>(space.plans.size()));

@@ -31,7 +31,7 @@ std::vector<planner::Extrapolation> job_extrapolations(const Job& job,
           planner::unsupported_by_framework(job.framework, job.plan, job.model.moe.has_value())) {
     out.push_back({"framework-support",
                    std::string(framework_info(job.framework).name) + " cannot launch this plan (" +
-                       *tag +
+                       std::string(*tag) +
                        "): predicted from the mechanisms anyway; plan proposes only plans the "
                        "framework runs"});
   }

@@ -45,6 +45,24 @@ TEST(ModelSpec, MoeLayersAndActiveParams) {
   EXPECT_EQ(m.total_params(16) - m.active_params(16), 3 * 6 * m.routed_expert_params());
 }
 
+TEST(ModelSpec, MoeLayersInARangeCountWhatIsMoeLayerSays) {
+  // The closed form against the layer-by-layer count, for every range of a model with dense
+  // first layers and MoE every other layer, and of one with MoE everywhere.
+  for (const auto& [first_dense, frequency] : {std::pair<int64_t, int64_t>{3, 2}, {0, 1}, {5, 3}}) {
+    ModelSpec m = find_model_preset("mixtral-8x7b").value();
+    m.moe->first_dense_layers = first_dense;
+    m.moe->moe_layer_frequency = frequency;
+    for (int64_t first = 0; first <= m.num_layers; ++first) {
+      for (int64_t count = 0; first + count <= m.num_layers; ++count) {
+        int64_t naive = 0;
+        for (int64_t l = first; l < first + count; ++l) naive += m.is_moe_layer(l) ? 1 : 0;
+        ASSERT_EQ(m.moe_layers_in(first, count), naive) << first << " + " << count;
+      }
+    }
+    EXPECT_EQ(m.moe_layers_in(0, m.num_layers), m.num_moe_layers());
+  }
+}
+
 TEST(ModelSpec, HeadsMustDivideHiddenWithoutHeadDim) {
   const Json j = parse_json(R"({"name": "x", "num_layers": 2, "hidden_size": 100,
       "num_attention_heads": 3, "vocab_size": 10})",
