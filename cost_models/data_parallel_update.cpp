@@ -34,6 +34,9 @@ struct StageComm {
   // chunk's last backward.
   std::vector<double> chunk_reduce_s;
   std::vector<double> chunk_last_bucket;
+  // Share of the parameter all-gather in its first collective, which the next forward waits
+  // for where the framework prefetches the rest.
+  double first_gather_share = 1.0;
 };
 
 // The groups and the gathered precision are the same for every stage.
@@ -101,21 +104,25 @@ StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const Frame
   const double dense = trainable.dense / vpp;
   const double expert = trainable.expert / vpp;
   const double layers = static_cast<double>(sp.num_layers) / vpp;
+  const double moe_layers = static_cast<double>(sp.num_moe_layers) / vpp;
   const int64_t size = groups.dense.size;
   // The chunks of a stage hold the same parameters and differ at most in their collective
   // counts: each distinct count is costed once (the planner evaluates this for every plan).
   struct ChunkCost {
-    double dense_n = -1, expert_n = -1, reduce_s = 0, gather_s = 0;
+    double dense_n = -1, expert_n = -1, reduce_s = 0, last_bucket = 1, gather_s = 0;
   } last;
   for (int64_t c = 0; c < plan.vpp; ++c) {
     const double dense_n = chunk_collectives(traits, plan, sp.stage, c, size, dense, layers);
-    const double expert_n = chunk_collectives(traits, plan, sp.stage, c, size, expert, layers);
+    const double expert_n = chunk_collectives(traits, plan, sp.stage, c, size, expert, moe_layers);
     if (dense_n != last.dense_n || expert_n != last.expert_n) {
-      last = {dense_n, expert_n,
-              collectives_s(node, reduce, groups.dense, dense, traits.grad_reduce_bytes, dense_n) +
-                  collectives_s(node, reduce, groups.expert, expert, traits.grad_reduce_bytes,
-                                expert_n),
-              0.0};
+      const double dense_s =
+          collectives_s(node, reduce, groups.dense, dense, traits.grad_reduce_bytes, dense_n);
+      const double expert_s =
+          collectives_s(node, reduce, groups.expert, expert, traits.grad_reduce_bytes, expert_n);
+      // What waits for the end of the chunk's backward: its last dense and expert buckets.
+      const double last_s = dense_s / dense_n + expert_s / expert_n;
+      last = {dense_n, expert_n, dense_s + expert_s,
+              dense_s + expert_s > 0 ? last_s / (dense_s + expert_s) : 1.0, 0.0};
       if (plan.zero_stage >= 1) {
         last.gather_s = collectives_s(node, Collective::AllGather, groups.dense, dense,
                                       groups.param_gather_bytes, dense_n) +
@@ -124,10 +131,16 @@ StageComm stage_comm(const ParallelPlan& plan, const NodeSpec& node, const Frame
       }
     }
     comm.chunk_reduce_s.push_back(last.reduce_s);
-    comm.chunk_last_bucket.push_back(1.0 / dense_n);
+    comm.chunk_last_bucket.push_back(last.last_bucket);
     comm.reduce_s += last.reduce_s;
     comm.gather_s += last.gather_s;
   }
+  // The gather's first collective: a bucket's worth of the stage, or one layer where FSDP
+  // gathers per transformer block.
+  comm.first_gather_share =
+      1.0 / (traits.dp_collectives_per_layer_when_sharded && plan.zero_stage >= 2
+                 ? std::max(1.0, static_cast<double>(sp.num_layers))
+                 : dp_buckets_per_chunk(traits, size, trainable.dense + trainable.expert));
   return comm;
 }
 
@@ -252,10 +265,7 @@ DataParallelUpdate data_parallel_update(const Job& job, const FrameworkTraits& t
     // Prefetched under compute, the parameter all-gather exposes only its first bucket's
     // worth (on later stages the pipeline's fill covers the rest).
     const double gather_exposed =
-        traits.overlap_param_gather
-            ? comm.gather_s / dp_buckets_per_chunk(traits, groups.dense.size,
-                                                   trainable.dense + trainable.expert)
-            : comm.gather_s;
+        traits.overlap_param_gather ? comm.gather_s * comm.first_gather_share : comm.gather_s;
     exposed += gather_exposed;
     out.hidden_s = std::max(out.hidden_s, comm.reduce_s + comm.gather_s - exposed);
     out.optimizer_s[s] = optimizer_step_s(updated_params(sp, plan, trainable), node.gpu, traits,

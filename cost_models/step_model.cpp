@@ -278,7 +278,8 @@ ChunkTimes chunk_times(const CostContext& ctx, const LayerTimes& layers,
       c.backward_weight += accumulation_s;  // follows the weight-gradient GEMMs
     }
     if (per_layer_fsdp && chunk_layers[index] > 0) {
-      // The chunk's first gather and last reduce-scatter: those of its first and last layers.
+      // The chunk's first gather (its first layer's) and last reduce-scatter (the backward
+      // ends at the same layer).
       add_fsdp_chunk_ends(c, fsdp.layer(model.is_moe_layer(first_layer)), ctx);
     }
     if (index == 0) {

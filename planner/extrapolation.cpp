@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <string>
+
+#include "planner/prediction_interval.h"
 
 namespace parplan::planner {
 
@@ -73,13 +76,13 @@ std::vector<Extrapolation> find_extrapolations(const ErrorModel& model, const Ru
   std::vector<Extrapolation> out;
   std::vector<const RunFeatures*> family_runs;
   bool gpu_seen = false;
-  bool family_memory_seen = false;
+  int family_memory_runs = 0;
   int64_t largest = 0;
   for (const auto& run : model.runs) {
     gpu_seen = gpu_seen || run.features.gpu == job.gpu;
     if (run.features.family != job.family) continue;
     family_runs.push_back(&run.features);
-    family_memory_seen = family_memory_seen || run.memory_log_residual.has_value();
+    family_memory_runs += run.memory_log_residual.has_value() ? 1 : 0;
     largest = std::max(largest, run.features.gpus);
   }
   if (!gpu_seen) {
@@ -99,10 +102,18 @@ std::vector<Extrapolation> find_extrapolations(const ErrorModel& model, const Ru
   }
   check_features(family_runs, job, out);
   check_plan_keys(family_runs, job, out);
-  if (!family_memory_seen) {
+  // The memory interval's class needs kMinClassRuns runs with a measured peak; with fewer in
+  // the family it comes from other frameworks' runs.
+  if (family_memory_runs == 0) {
     out.push_back({"memory", "peak memory: no validation run of the " + job.family +
                                  " framework family measured its peak (the memory interval "
                                  "comes from other frameworks' runs)"});
+  } else if (family_memory_runs < kMinClassRuns) {
+    out.push_back({"memory", "peak memory: " + std::to_string(family_memory_runs) +
+                                 " validation runs of the " + job.family +
+                                 " framework family measured their peak, fewer than " +
+                                 std::to_string(kMinClassRuns) +
+                                 " (the memory interval comes from other frameworks' runs too)"});
   }
   return out;
 }

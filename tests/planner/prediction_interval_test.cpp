@@ -143,9 +143,9 @@ bool has_kind(const std::vector<Extrapolation>& list, const std::string& kind) {
 }
 
 TEST(Extrapolation, NamesEveryWayOutsideTheValidationRuns) {
-  ErrorModel model;
-  add_runs(model, "a", features("megatron", "hopper", 1024), 3);
-  add_runs(model, "b", features("megatron", "hopper", 256, true), 3);
+  ErrorModel model;  // 10 runs with measured peaks: enough for the family's memory class
+  add_runs(model, "a", features("megatron", "hopper", 1024), 5);
+  add_runs(model, "b", features("megatron", "hopper", 256, true), 5);
   EXPECT_TRUE(find_extrapolations(model, features("megatron", "hopper", 512)).empty());
   EXPECT_TRUE(has_kind(find_extrapolations(model, features("megatron", "ampere", 512)), "gpu"));
   EXPECT_TRUE(has_kind(find_extrapolations(model, features("megatron", "hopper", 2048)), "scale"));
@@ -171,7 +171,7 @@ TEST(Extrapolation, AFamilyWithoutMeasuredPeaksExtrapolatesItsMemory) {
   // the torchtitan runs' peaks, which the job must be told.
   ErrorModel model;
   add_runs(model, "a", features("megatron", "hopper", 256), 3);
-  add_runs(model, "b", features("torchtitan", "hopper", 256), 3);
+  add_runs(model, "b", features("torchtitan", "hopper", 256), kMinClassRuns);
   for (auto& run : model.runs) {
     if (run.features.family == "megatron") run.memory_log_residual.reset();
   }
@@ -180,6 +180,12 @@ TEST(Extrapolation, AFamilyWithoutMeasuredPeaksExtrapolatesItsMemory) {
   EXPECT_EQ(megatron[0].kind, "memory");
   EXPECT_NE(megatron[0].message.find("megatron framework family"), std::string::npos);
   EXPECT_TRUE(find_extrapolations(model, features("torchtitan", "hopper", 256)).empty());
+  // A family with fewer measured peaks than a class needs borrows other frameworks' too.
+  model.runs.pop_back();
+  const auto few = find_extrapolations(model, features("torchtitan", "hopper", 256));
+  ASSERT_EQ(few.size(), 1u);
+  EXPECT_EQ(few[0].kind, "memory");
+  EXPECT_NE(few[0].message.find("8 validation runs"), std::string::npos) << few[0].message;
 }
 
 TEST(Extrapolation, FeaturesSeenApartButNeverTogether) {
@@ -188,8 +194,8 @@ TEST(Extrapolation, FeaturesSeenApartButNeverTogether) {
   cp.features = {"cp"};
   RunFeatures fp8 = features("megatron", "hopper", 64);
   fp8.features = {"fp8"};
-  add_runs(model, "a", cp, 2);
-  add_runs(model, "b", fp8, 2);
+  add_runs(model, "a", cp, 5);
+  add_runs(model, "b", fp8, 5);
   RunFeatures both = features("megatron", "hopper", 64);
   both.features = {"cp", "fp8"};
   const auto list = find_extrapolations(model, both);
